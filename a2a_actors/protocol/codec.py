@@ -1,0 +1,158 @@
+"""Decoding and encoding of A2A wire objects: the only place JSON becomes typed objects.
+
+Theory of operation
+-------------------
+Decoding is two-speed. The fast path is one reused ``msgspec.json.Decoder`` per target type,
+which accepts the canonical ProtoJSON form (camelCase names, enum names). ProtoJSON parsers
+must also accept the proto field names (``message_id``) and integer enum values (``"role":
+1``); the A2A conformance kit sends snake_case params. Those inputs take the slow path: the
+JSON is decoded untyped, walked *guided by the target type's schema* (so keys inside free-form
+``metadata``/``data`` objects and map keys such as scheme names are never touched), field
+names and enum numbers are rewritten to their canonical form, and the result is converted.
+The slow path runs only when the bytes contain a snake_case key or the fast path failed, so
+canonical traffic pays nothing for it.
+
+Errors are msgspec's: ``msgspec.DecodeError`` for malformed JSON and
+``msgspec.ValidationError`` (a subclass) for a schema violation, whose message ends with the
+JSON path (``- at `$.message.role```). :func:`error_path` extracts that path.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import re
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import inspect as mi
+
+__all__ = (
+    "convert",
+    "decode",
+    "encode",
+    "error_path",
+    "to_builtins",
+)
+
+T = TypeVar("T")
+
+_encoder = msgspec.json.Encoder()
+_untyped = msgspec.json.Decoder()
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+_infos: dict[Any, mi.Type] = {}
+_SNAKE_KEY = re.compile(rb'"[a-z][a-z0-9]*_[a-z0-9_]*"\s*:')
+_PATH = re.compile(r" - at `\$(.*)`$")
+
+
+def encode(obj: object) -> bytes:
+    """Encode a wire object (or builtins containing them) to compact JSON bytes."""
+    return _encoder.encode(obj)
+
+
+def to_builtins(obj: object) -> Any:
+    """Convert a wire object to JSON-compatible builtins (dicts with camelCase keys)."""
+    return msgspec.to_builtins(obj)
+
+
+def decode(data: bytes | str, type_: type[T]) -> T:
+    """Decode JSON bytes into ``type_``, accepting every ProtoJSON spelling.
+
+    Raises:
+        msgspec.DecodeError: The bytes are not JSON.
+        msgspec.ValidationError: The JSON does not fit ``type_``; the message names the path.
+    """
+    raw = data.encode() if isinstance(data, str) else data
+    decoder = _decoders.get(type_)
+    if decoder is None:
+        decoder = _decoders[type_] = msgspec.json.Decoder(type_)
+    if _SNAKE_KEY.search(raw) is None:
+        try:
+            return decoder.decode(raw)  # type: ignore[no-any-return]
+        except msgspec.ValidationError:
+            pass  # maybe integer enums or url-safe base64: retry on the slow path
+    return convert(_untyped.decode(raw), type_)
+
+
+def convert(obj: Any, type_: type[T]) -> T:
+    """Convert already-parsed JSON builtins into ``type_`` (same spellings as :func:`decode`).
+
+    Raises:
+        msgspec.ValidationError: ``obj`` does not fit ``type_``.
+    """
+    info = _infos.get(type_)
+    if info is None:
+        info = _infos[type_] = mi.type_info(type_)
+    return msgspec.convert(_normalize(obj, info), type_)
+
+
+def error_path(exc: msgspec.ValidationError) -> tuple[str, str | None]:
+    """Split a validation error into (message without path, dotted field path or None)."""
+    text = str(exc)
+    m = _PATH.search(text)
+    if m is None:
+        return text, None
+    path = m.group(1)
+    path = re.sub(r"\[(\d+)\]", r".\1", path).lstrip(".")
+    return text[: m.start()], path or None
+
+
+def _normalize(obj: Any, info: mi.Type) -> Any:
+    """Rewrite proto field names and enum numbers into canonical ProtoJSON, by schema."""
+    if isinstance(info, mi.StructType):
+        if not isinstance(obj, dict):
+            return obj
+        fields = {f.encode_name: f for f in info.fields}
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            field = fields.get(key)
+            name = key
+            if field is None:
+                for f in info.fields:
+                    if f.name == key and f.encode_name != key:
+                        field, name = f, f.encode_name
+                        break
+            if field is None:
+                continue  # unknown field: ignored, as ProtoJSON allows
+            if name in out and name != key:
+                continue  # the canonical spelling wins over the proto name
+            out[name] = _normalize(value, field.type)
+        return out
+    if isinstance(info, mi.UnionType):
+        for member in info.types:
+            if not isinstance(member, mi.NoneType):
+                return _normalize(obj, member)
+        return obj
+    if isinstance(info, mi.DictType):
+        if isinstance(obj, dict):
+            return {k: _normalize(v, info.value_type) for k, v in obj.items()}
+        return obj
+    if isinstance(info, mi.VarTupleType | mi.ListType):
+        if isinstance(obj, list):
+            return [_normalize(v, info.item_type) for v in obj]
+        return obj
+    if isinstance(info, mi.EnumType):
+        return _enum_name(obj, info.cls)
+    if isinstance(info, mi.BytesType) and isinstance(obj, str):
+        return _standard_base64(obj)
+    return obj
+
+
+def _enum_name(obj: Any, cls: type[enum.Enum]) -> Any:
+    # Proto enum numbers are the declaration order of our Enums (UNSPECIFIED is 0).
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        members = list(cls)
+        if 0 <= obj < len(members):
+            return members[obj].value
+    return obj
+
+
+def _standard_base64(text: str) -> str:
+    if "-" in text or "_" in text or len(text) % 4:
+        raw = text.replace("-", "+").replace("_", "/")
+        raw += "=" * (-len(raw) % 4)
+        try:
+            return base64.b64encode(base64.b64decode(raw, validate=True)).decode()
+        except ValueError:
+            return text  # let the typed conversion report it
+    return text
