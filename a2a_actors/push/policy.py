@@ -7,13 +7,13 @@ address it returns (so DNS rebinding between check and connect is impossible).
 
 Host names are parsed the way browsers (WHATWG) and ``inet_aton`` do: any host whose last
 label is numeric (``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``) *is* an IPv4
-address and is checked as one, or refused if malformed. Besides addresses, these names are
-refused (unless ``allow_private`` or the ``allow`` hook admits them): single-label names
-(``localhost``, ``metadata``, ``instance-data``; they resolve through search domains to
-internal hosts), the loopback aliases in :data:`_BLOCKED_NAMES`, and names under the
-private-use suffixes in :data:`_BLOCKED_SUFFIXES` (``.localhost``, ``.internal`` incl.
-``metadata.google.internal``, ``.local``, ``.arpa``, ...). The address check is the real
-defence; the name rules only fail early and readably.
+address and is checked as one, or refused if malformed. Unless ``allow_private`` or the
+``allow`` hook admits them, two kinds of names are refused too: single-label names
+(``localhost``, ``ip6-loopback``, ``metadata``, ``instance-data``: they resolve via search
+domains to internal hosts) and names under the private-use suffixes of
+:data:`_BLOCKED_SUFFIXES` (``.localhost``, ``.internal`` incl. ``metadata.google.internal``,
+``.local``, ``.localdomain``, ``.arpa``, ...). The address check is the real defence; the
+name rules only fail early and readably.
 """
 
 from __future__ import annotations
@@ -67,10 +67,6 @@ _BLOCKED: tuple[tuple[str, tuple[_Network, ...]], ...] = (
 )
 _GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-_BLOCKED_NAMES = frozenset(
-    {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", "ip6-localnet"}
-    | {"ip6-allnodes", "ip6-allrouters", "metadata.google.internal", "instance-data.ec2.internal"}
-)
 _BLOCKED_SUFFIXES = (
     *(".localhost", ".local", ".localdomain", ".internal", ".arpa"),
     *(".home", ".corp", ".lan", ".intranet"),
@@ -94,7 +90,10 @@ class UnsafeURLError(ValueError):
     def __init__(self, url: str, reason: str) -> None:
         self.url = _redact(url)
         self.reason = reason
-        super().__init__(f"refused push notification URL '{self.url}': {reason}")
+        super().__init__(self.url, reason)  # picklable; args hold no secrets
+
+    def __str__(self) -> str:
+        return f"refused push notification URL '{self.url}': {self.reason}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,10 +164,9 @@ class PushPolicy:
             raise UnsafeURLError(url, "URL contains whitespace, control characters or '\\'")
         match = _SCHEME.match(url)
         scheme = match.group(1).lower() if match else ""
-        if scheme not in _DEFAULT_PORTS:
-            raise UnsafeURLError(url, "scheme must be https")
-        if scheme == "http" and not (self.allow_http or self.allow_private):
-            raise UnsafeURLError(url, "scheme must be https (http is not allowed)")
+        http_ok = self.allow_http or self.allow_private
+        if scheme not in _DEFAULT_PORTS or (scheme == "http" and not http_ok):
+            raise UnsafeURLError(url, "scheme must be https" + (" or http" if http_ok else ""))
         rest = url[len(scheme) + 1 :]
         if not rest.startswith("//"):
             raise UnsafeURLError(url, "URL must have a //host authority")
@@ -241,10 +239,10 @@ class PushPolicy:
     def _name_problem(self, host: str) -> str | None:
         if self.allow_private:
             return None
-        if host in _BLOCKED_NAMES or host.endswith(_BLOCKED_SUFFIXES):
+        if "." not in host:
+            why = f"host name {host} is a single label (not fully qualified)"
+        elif host.endswith(_BLOCKED_SUFFIXES):
             why = f"host name {host} is local, internal or reserved"
-        elif "." not in host:
-            why = f"single-label host name {host} is not allowed (must be fully qualified)"
         else:
             return None
         return None if self.allow is not None and self.allow(host, None) else why
