@@ -43,6 +43,7 @@ _decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
 _infos: dict[Any, mi.Type] = {}
 _SNAKE_KEY = re.compile(rb'"[a-z][a-z0-9]*_[a-z0-9_]*"\s*:')
 _PATH = re.compile(r" - at `\$(.*)`$")
+_MISSING = re.compile(r"Object missing required field `([^`]+)`$")
 
 
 def encode(obj: object) -> bytes:
@@ -87,14 +88,19 @@ def convert(obj: Any, type_: type[T]) -> T:
 
 
 def error_path(exc: msgspec.ValidationError) -> tuple[str, str | None]:
-    """Split a validation error into (message without path, dotted field path or None)."""
+    """Split a validation error into (message without path, dotted field path or None).
+
+    For a missing required field the path names that field (``message.messageId``), not
+    the object that lacks it.
+    """
     text = str(exc)
     m = _PATH.search(text)
-    if m is None:
-        return text, None
-    path = m.group(1)
+    message, path = (text, "") if m is None else (text[: m.start()], m.group(1))
     path = re.sub(r"\[(\d+)\]", r".\1", path).lstrip(".")
-    return text[: m.start()], path or None
+    missing = _MISSING.match(message)
+    if missing is not None:  # name the missing field itself, not its parent
+        path = f"{path}.{missing.group(1)}" if path else missing.group(1)
+    return message, path or None
 
 
 def _normalize(obj: Any, info: mi.Type) -> Any:

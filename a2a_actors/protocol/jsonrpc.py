@@ -168,7 +168,7 @@ def decode_envelope(body: bytes) -> Envelope | ErrorReply:
     except msgspec.ValidationError:
         # Valid JSON, but not an object (a batch is an array).
         return _invalid_non_object(body)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return ErrorReply(None, ParseError())
     rid: Any = env.id
     if rid is msgspec.UNSET:
@@ -190,7 +190,7 @@ def decode_envelope(body: bytes) -> Envelope | ErrorReply:
 def _invalid_non_object(body: bytes) -> ErrorReply:
     try:
         value = msgspec.json.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return ErrorReply(None, ParseError())
     if isinstance(value, list):
         return ErrorReply(None, InvalidRequestError("Batch requests are not supported"))
@@ -209,7 +209,8 @@ def decode_params(envelope: Envelope) -> Call | ErrorReply:
     except msgspec.ValidationError as exc:
         message, field = codec.error_path(exc)
         return ErrorReply(envelope.id, InvalidParamsError(message, field=field or "params"))
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        # RecursionError: nested deeper than the decoder allows.
         return ErrorReply(envelope.id, ParseError())
     return Call(envelope.id, spec, params)
 
@@ -289,7 +290,7 @@ def decode_response(body: bytes | str, result_type: type[R] | None) -> R | None:
     raw = body.encode() if isinstance(body, str) else body
     try:
         resp = _response_decoder.decode(raw)
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise InternalError(f"malformed JSON-RPC response: {exc}") from None
     if resp.error is not None:
         raise error_from_wire(resp.error.code, resp.error.message, resp.error.data)
@@ -300,7 +301,7 @@ def decode_response(body: bytes | str, result_type: type[R] | None) -> R | None:
         raise InternalError("JSON-RPC response has neither result nor error")
     try:
         return codec.decode(result, result_type)
-    except msgspec.ValidationError as exc:
+    except (msgspec.ValidationError, RecursionError) as exc:
         raise InternalError(f"invalid result from peer: {exc}") from None
 
 

@@ -81,9 +81,18 @@ def _camel(name: str) -> str:
 
 def _as_utc(obj: WireStruct, name: str) -> None:
     value: _dt.datetime | None = getattr(obj, name)
-    if value is not None and value.utcoffset() != _dt.timedelta(0):
-        force_setattr(obj, name, value.astimezone(_dt.UTC))
-    elif value is not None and value.tzinfo is not _dt.UTC:
+    if value is None:
+        return
+    offset = value.utcoffset()
+    if offset is None:
+        # A naive datetime would silently be read as local time.
+        raise ValueError(f"{_camel(name)} must be timezone-aware")
+    if offset != _dt.timedelta(0):
+        try:
+            force_setattr(obj, name, value.astimezone(_dt.UTC))
+        except OverflowError:  # e.g. 0001-01-01T00:00:00+01:00
+            raise ValueError(f"{_camel(name)} is out of range in UTC") from None
+    elif value.tzinfo is not _dt.UTC:
         force_setattr(obj, name, value.replace(tzinfo=_dt.UTC))
 
 

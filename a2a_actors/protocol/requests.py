@@ -12,7 +12,7 @@ from typing import Annotated
 
 import msgspec
 
-from .models import JSONObject, Message, Task, TaskState, Timestamp, WireStruct
+from .models import JSONObject, Message, Task, TaskState, Timestamp, WireStruct, _as_utc
 
 __all__ = (
     "AuthenticationInfo",
@@ -119,14 +119,20 @@ class ListTasksRequest(WireStruct, frozen=True):
     include_artifacts: bool | None = None
     tenant: str = ""
 
+    def __post_init__(self) -> None:
+        _as_utc(self, "status_timestamp_after")
+
 
 class ListTasksResponse(WireStruct, frozen=True, omit_defaults=False):
-    """Result of ListTasks. All four fields are REQUIRED, so none is omitted."""
+    """Result of ListTasks. All four fields are REQUIRED, so none is omitted on output.
 
-    tasks: tuple[Task, ...]
-    next_page_token: str
-    page_size: int
-    total_size: int
+    On input each may be absent: plain ProtoJSON leaves out ``[]``, ``""`` and ``0``.
+    """
+
+    tasks: tuple[Task, ...] = ()
+    next_page_token: str = ""
+    page_size: int = 0
+    total_size: int = 0
 
 
 class CancelTaskRequest(WireStruct, frozen=True):
