@@ -10,6 +10,14 @@ from __future__ import annotations
 import inspect
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Wall-clock deadlines make property tests flaky on a loaded 2-core machine; the examples
+# themselves are the test, not their speed (benchmarks/ measures speed).
+settings.register_profile(
+    "a2a", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("a2a")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

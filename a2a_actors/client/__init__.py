@@ -1,0 +1,77 @@
+"""The a2a-actors client: speak A2A 1.0 (and 0.3) to any agent, over httpx and anyio.
+
+``A2AClient`` has one typed coroutine per A2A method, over JSON-RPC or HTTP+JSON;
+``A2AClient.connect(url)`` discovers the card and picks the interface; ``RemoteAgent`` makes
+a remote agent look like a local one (sessions, interrupt, an LLM tool adapter). See
+docs/client.md.
+"""
+
+from __future__ import annotations
+
+from .auth import APIKey as APIKey, AuthHook as AuthHook, CredentialsAuth as CredentialsAuth
+from .client import A2AClient as A2AClient, make_transport as make_transport
+from .discovery import (
+    DEFAULT_BINDINGS as DEFAULT_BINDINGS,
+    DEFAULT_CARD_CACHE as DEFAULT_CARD_CACHE,
+    CardCache as CardCache,
+    discover as discover,
+    parse_card as parse_card,
+    resolve_interface as resolve_interface,
+    select_interface as select_interface,
+)
+from .errors import (
+    A2AConnectionError as A2AConnectionError,
+    AgentCardError as AgentCardError,
+    StreamInterruptedError as StreamInterruptedError,
+)
+from .jsonrpc_transport import JSONRPCTransport as JSONRPCTransport
+from .legacy_transport import (
+    LegacyTransport as LegacyTransport,
+    TasksSendTransport as TasksSendTransport,
+)
+from .methods import A2AMethods as A2AMethods, text_message as text_message
+from .remote_agent import (
+    AgentTool as AgentTool,
+    CallResult as CallResult,
+    RemoteAgent as RemoteAgent,
+    RemoteStream as RemoteStream,
+    Session as Session,
+    StreamChunk as StreamChunk,
+)
+from .rest_transport import RESTTransport as RESTTransport
+from .stream import EventStream as EventStream, TaskView as TaskView
+from .transport import Timeouts as Timeouts, Transport as Transport
+
+__all__ = (
+    "DEFAULT_BINDINGS",
+    "DEFAULT_CARD_CACHE",
+    "A2AClient",
+    "A2AConnectionError",
+    "A2AMethods",
+    "APIKey",
+    "AgentCardError",
+    "AgentTool",
+    "AuthHook",
+    "CallResult",
+    "CardCache",
+    "CredentialsAuth",
+    "EventStream",
+    "JSONRPCTransport",
+    "LegacyTransport",
+    "RESTTransport",
+    "RemoteAgent",
+    "RemoteStream",
+    "Session",
+    "StreamChunk",
+    "StreamInterruptedError",
+    "TaskView",
+    "TasksSendTransport",
+    "Timeouts",
+    "Transport",
+    "discover",
+    "make_transport",
+    "parse_card",
+    "resolve_interface",
+    "select_interface",
+    "text_message",
+)

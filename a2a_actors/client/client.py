@@ -1,0 +1,222 @@
+"""A2AClient: an A2A client over httpx, built from a URL, a card, or by discovery.
+
+:class:`A2AClient` is :class:`~.methods.A2AMethods` (the eleven typed methods) plus what a
+real connection needs: choosing the transport for an interface (:func:`make_transport`),
+credentials from the card (:mod:`.auth`), timeouts suited to long-running agents
+(:class:`~.transport.Timeouts`), discovery (:meth:`A2AClient.connect`) and lifetime.
+
+Lifetime: the client owns the ``httpx.AsyncClient`` it creates (closed by
+:meth:`A2AClient.aclose` or by leaving ``async with``); one passed in as ``http_client``
+stays the caller's. It works under trio and asyncio alike (httpx runs on anyio).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+
+import httpx
+
+from a2a_actors._version import __version__
+from a2a_actors.protocol.card import AgentCard, AgentInterface
+
+from .auth import APIKey, AuthHook, build_auth
+from .discovery import (
+    DEFAULT_BINDINGS,
+    DEFAULT_CARD_CACHE,
+    TASKS_SEND_BINDING,
+    CardCache,
+    discover,
+    parse_version,
+    resolve_interface,
+)
+from .jsonrpc_transport import JSONRPCTransport
+from .legacy_transport import LegacyTransport, TasksSendTransport
+from .methods import A2AMethods
+from .rest_transport import RESTTransport
+from .transport import Timeouts, Transport
+
+__all__ = ("A2AClient", "make_transport")
+
+_USER_AGENT = {"User-Agent": f"a2a-actors/{__version__}"}
+
+
+class A2AClient(A2AMethods):
+    """A client for one A2A agent.
+
+    Build it from exactly one of: an endpoint ``url`` (with ``binding``,
+    ``protocol_version`` and ``tenant``), a ``card`` (the interface is chosen as
+    :func:`~.discovery.resolve_interface` says), or a ready ``transport`` (optionally with
+    the ``card`` it came from). Or let :meth:`connect` discover the card first.
+
+    Args:
+        url: The interface URL (JSON-RPC endpoint, or REST base).
+        card: An AgentCard to choose the interface from; kept as :attr:`card`.
+        transport: A transport to use as is (auth and timeouts are then its business).
+        binding: ``"JSONRPC"`` or ``"HTTP+JSON"``, with ``url``.
+        protocol_version: ``"1.0"``, or ``"0.3"`` to speak legacy JSON-RPC, with ``url``.
+        tenant: Copied into every request, with ``url``.
+        bindings: Binding preference, with ``card``.
+        http_client: An ``httpx.AsyncClient`` to borrow instead of creating one.
+        api_key: Sent as the card's apiKey scheme says (:mod:`.auth`).
+        bearer_token: Sent as ``Authorization: Bearer …``.
+        auth: A request hook or ``httpx.Auth`` for tokens obtained elsewhere.
+        extensions: Extension URIs activated on every call (``A2A-Extensions``).
+        timeouts: Connect/read/write/stream timeouts (:class:`~.transport.Timeouts`).
+        resubscribe: Resume cut streams with SubscribeToTask (default for every stream).
+        max_resubscribes: Re-subscriptions allowed per stream.
+
+    Raises:
+        ValueError: Not exactly one of ``url``, ``card`` and ``transport``, or a binding or
+            version this client cannot speak.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        card: AgentCard | None = None,
+        transport: Transport | None = None,
+        binding: str = "JSONRPC",
+        protocol_version: str = "1.0",
+        tenant: str = "",
+        bindings: tuple[str, ...] = DEFAULT_BINDINGS,
+        http_client: httpx.AsyncClient | None = None,
+        api_key: str | APIKey | None = None,
+        bearer_token: str | None = None,
+        auth: AuthHook | httpx.Auth | None = None,
+        extensions: Sequence[str] = (),
+        timeouts: Timeouts | None = None,
+        resubscribe: bool = False,
+        max_resubscribes: int = 3,
+    ) -> None:
+        if (transport is None and (url is None) == (card is None)) or (
+            transport is not None and url is not None
+        ):
+            raise ValueError("give exactly one of url, card, transport (a card may go with it)")
+        self._timeouts = timeouts or Timeouts()
+        self._own_http = http_client is None and transport is None
+        self._http: httpx.AsyncClient | None = http_client
+        if transport is None:
+            if card is not None:
+                base = card.supported_interfaces[0].url if card.supported_interfaces else ""
+                interface = resolve_interface(card, base_url=base, bindings=bindings)
+            else:
+                assert url is not None
+                interface = AgentInterface(
+                    url=url,
+                    protocol_binding=binding,
+                    protocol_version=protocol_version,
+                    tenant=tenant,
+                )
+            credentials = build_auth(card, api_key=api_key, bearer_token=bearer_token, auth=auth)
+            self._http = http_client or httpx.AsyncClient(
+                timeout=self._timeouts.unary(), headers=_USER_AGENT
+            )
+            transport = make_transport(
+                interface, self._http, auth=credentials, timeouts=self._timeouts
+            )
+        super().__init__(
+            transport,
+            card=card,
+            extensions=extensions,
+            resubscribe=resubscribe,
+            max_resubscribes=max_resubscribes,
+        )
+
+    @classmethod
+    async def connect(
+        cls,
+        base_url: str,
+        *,
+        bindings: tuple[str, ...] = DEFAULT_BINDINGS,
+        card_cache: CardCache | None = DEFAULT_CARD_CACHE,
+        http_client: httpx.AsyncClient | None = None,
+        api_key: str | APIKey | None = None,
+        bearer_token: str | None = None,
+        auth: AuthHook | httpx.Auth | None = None,
+        extensions: Sequence[str] = (),
+        timeouts: Timeouts | None = None,
+        resubscribe: bool = False,
+        max_resubscribes: int = 3,
+    ) -> A2AClient:
+        """Discover the agent at ``base_url`` and return a client for its best interface.
+
+        The card is fetched as :func:`~.discovery.discover` says (cached, revalidated), the
+        interface chosen as :func:`~.discovery.resolve_interface` says; other arguments are
+        those of the constructor.
+
+        Raises:
+            AgentCardError: No usable card.
+            A2AConnectionError: The agent could not be reached.
+        """
+        tmo = timeouts or Timeouts()
+        http = http_client or httpx.AsyncClient(timeout=tmo.unary(), headers=_USER_AGENT)
+        try:
+            card = await discover(base_url, http=http, cache=card_cache, timeout=tmo.unary())
+            interface = resolve_interface(card, base_url=base_url.rstrip("/"), bindings=bindings)
+        except BaseException:
+            if http_client is None:
+                await http.aclose()
+            raise
+        credentials = build_auth(card, api_key=api_key, bearer_token=bearer_token, auth=auth)
+        client = cls(
+            transport=make_transport(interface, http, auth=credentials, timeouts=tmo),
+            card=card,
+            extensions=extensions,
+            timeouts=tmo,
+            resubscribe=resubscribe,
+            max_resubscribes=max_resubscribes,
+            http_client=http,
+        )
+        client._own_http = http_client is None
+        return client
+
+    # -- lifetime --------------------------------------------------------------------------
+
+    # -- lifetime --------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close the transport and the ``httpx.AsyncClient`` if this client created it."""
+        await self._transport.aclose()
+        if self._own_http and self._http is not None:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> A2AClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def make_transport(
+    interface: AgentInterface,
+    http: httpx.AsyncClient,
+    *,
+    auth: httpx.Auth | None = None,
+    timeouts: Timeouts | None = None,
+) -> Transport:
+    """The transport for ``interface``: by binding for 1.x, legacy for 0.x / ``tasks/send``.
+
+    Raises:
+        ValueError: A binding or version this client does not speak.
+    """
+    version = parse_version(interface.protocol_version)
+    binding = interface.protocol_binding.upper()
+    if binding == TASKS_SEND_BINDING.upper():
+        return TasksSendTransport(interface, http, auth=auth, timeouts=timeouts)
+    if version is not None and version[0] == 1:
+        if binding == "JSONRPC":
+            return JSONRPCTransport(interface, http, auth=auth, timeouts=timeouts)
+        if binding == "HTTP+JSON":
+            return RESTTransport(interface, http, auth=auth, timeouts=timeouts)
+    if version is not None and version[0] == 0 and binding == "JSONRPC":
+        return LegacyTransport(interface, http, auth=auth, timeouts=timeouts)
+    raise ValueError(
+        f"cannot speak {interface.protocol_binding} {interface.protocol_version or '(no version)'}"
+    )
