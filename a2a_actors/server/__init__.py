@@ -1,0 +1,33 @@
+"""The HTTP transport: a Quart (asyncio) or QuartTrio (trio) app served by Hypercorn.
+
+``create_app(agent)`` builds the app (JSON-RPC at ``/``, HTTP+JSON under ``/rest``, the
+AgentCard at ``/.well-known/agent-card.json``); ``serve(agent)`` runs it on Hypercorn and
+reports its base URL through ``task_status``. See docs/server.md.
+"""
+
+from __future__ import annotations
+
+from .app import create_app as create_app, service_of as service_of
+from .config import (
+    ExtendedCard as ExtendedCard,
+    ServedAgent as ServedAgent,
+    ServerConfig as ServerConfig,
+)
+from .push_configs import (
+    MemoryPushConfigStore as MemoryPushConfigStore,
+    PushConfigStore as PushConfigStore,
+)
+from .serve import serve as serve
+from .skills import load_skills as load_skills
+
+__all__ = (
+    "ExtendedCard",
+    "MemoryPushConfigStore",
+    "PushConfigStore",
+    "ServedAgent",
+    "ServerConfig",
+    "create_app",
+    "load_skills",
+    "serve",
+    "service_of",
+)

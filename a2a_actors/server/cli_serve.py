@@ -1,0 +1,134 @@
+"""``a2a-actors serve MODULE:ATTR``: serve an agent until SIGINT or SIGTERM.
+
+Prints exactly one line on stdout, the base URL (``http://127.0.0.1:PORT``), once the
+server accepts requests; logs go to stderr. A signal shuts the server down gracefully and
+the process exits with status 0.
+
+``MODULE:ATTR`` names an ``Agent``, an async function of a ``TaskContext``, an object with
+``handle``, or a :class:`~a2a_actors.server.config.ServedAgent` (whose configuration is
+the starting point the flags below are applied to).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import signal
+import sys
+from functools import partial
+from typing import Any
+
+import anyio
+from quart import Quart
+
+from .app import create_app
+from .auth import principal_for_secret
+from .config import ServedAgent, ServerConfig
+from .serve import serve
+
+__all__ = ("load_target", "register", "run")
+
+
+class TargetError(Exception):
+    """``MODULE:ATTR`` cannot be imported or resolved."""
+
+
+def load_target(spec: str) -> object:
+    """Import ``MODULE:ATTR`` (``ATTR`` may be dotted); the current directory is importable.
+
+    Raises:
+        TargetError: Malformed spec, module not importable, or attribute missing.
+    """
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise TargetError(f"expected MODULE:ATTR, got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise TargetError(f"cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise TargetError(f"{module_name!r} has no attribute {attr!r}") from None
+    return obj
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``serve`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve", help="serve an agent over A2A (JSON-RPC, HTTP+JSON, SSE)"
+    )
+    parser.add_argument("target", metavar="MODULE:ATTR", help="the agent to serve")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    auth = parser.add_mutually_exclusive_group()
+    auth.add_argument("--api-key", metavar="KEY", help="require this key in X-API-Key")
+    auth.add_argument("--bearer-token", metavar="TOKEN", help="require this Bearer token")
+    parser.add_argument("--max-tasks", type=int, metavar="N", help="cap on live tasks")
+    parser.add_argument("--max-running", type=int, metavar="N", help="cap on running handlers")
+    parser.add_argument(
+        "--allow-private-push",
+        action="store_true",
+        help="let push webhooks target loopback and private addresses",
+    )
+    parser.set_defaults(handler=run)
+
+
+def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
+    changes: dict[str, Any] = {}
+    if args.api_key:
+        changes["api_keys"] = {args.api_key: principal_for_secret("apikey", args.api_key)}
+    if args.bearer_token:
+        token = args.bearer_token
+        changes["bearer_tokens"] = {token: principal_for_secret("bearer", token)}
+    if args.max_tasks is not None:
+        changes["max_live_tasks"] = args.max_tasks
+    if args.max_running is not None:
+        changes["max_running"] = args.max_running
+    if args.allow_private_push:
+        changes["allow_private_push"] = True
+    return base.replace(**changes) if changes else base
+
+
+async def _serve_until_signal(app: Quart, host: str, port: int) -> str | None:
+    """Serve until SIGINT/SIGTERM; an error message when the server cannot start."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with anyio.create_task_group() as tg:
+            try:
+                url = await tg.start(partial(serve, app, host=host, port=port))
+            except OSError as exc:
+                return f"cannot listen on {host}:{port}: {exc}"
+            print(url, flush=True)
+            async for _ in signals:
+                break
+            tg.cancel_scope.cancel()
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve ``args.target`` until a signal; the exit status."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+    try:
+        target = load_target(args.target)
+    except TargetError as exc:
+        print(f"a2a-actors serve: {exc}", file=sys.stderr)
+        return 2
+    base = ServerConfig()
+    if isinstance(target, ServedAgent):
+        base, target = target.config, target.agent
+    try:
+        app = create_app(target, _config(base, args), backend=args.backend)
+    except (OSError, TypeError, ValueError) as exc:  # not an agent, bad config, SKILL.md
+        print(f"a2a-actors serve: {exc}", file=sys.stderr)
+        return 2
+    error = anyio.run(_serve_until_signal, app, args.host, args.port, backend=args.backend)
+    if error is not None:
+        print(f"a2a-actors serve: {error}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,154 @@
+"""Server configuration: what the transport serves, and how strictly.
+
+A :class:`ServerConfig` is a frozen value: build one, pass it to
+:func:`~a2a_actors.server.app.create_app` or :func:`~a2a_actors.server.serve.serve`, and derive
+variants with :meth:`ServerConfig.replace`. Nothing here performs I/O.
+
+:class:`ServedAgent` pairs an agent with the configuration it should be served with, so a
+module can publish a complete server profile under one attribute:
+``a2a-actors serve examples.conformance:agent`` serves exactly what the module declares,
+with no extra command-line flags.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from a2a_actors.protocol.card import AgentProvider, AgentSkill
+from a2a_actors.protocol.requests import SendMessageRequest
+
+__all__ = ("DEFAULT_MAX_BODY_BYTES", "ExtendedCard", "ServedAgent", "ServerConfig")
+
+#: Default request-body limit (1 MiB).
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtendedCard:
+    """What the extended (authenticated) AgentCard adds to the public one.
+
+    Attributes:
+        name: Replaces the public card's name when set.
+        description: Replaces the public card's description when set.
+        skills: Extra skills listed only on the extended card, after the public ones.
+    """
+
+    name: str | None = None
+    description: str | None = None
+    skills: tuple[AgentSkill, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerConfig:
+    """Everything the HTTP transport needs to know beyond the agent itself.
+
+    Attributes:
+        public_url: The base URL to advertise on the card (``https://agents.example.com``).
+            ``None`` derives it from each request's scheme and ``Host`` header.
+        rest_prefix: Path of the HTTP+JSON binding (``/rest``).
+        max_body_bytes: Largest accepted request body; larger ones get HTTP 413.
+        ping_interval: Seconds between ``: ping`` comments on idle SSE streams.
+        graceful_timeout: Seconds Hypercorn waits for open connections at shutdown.
+        api_keys: API key -> principal name. Non-empty enables API-key auth.
+        api_key_header: The header carrying the API key.
+        bearer_tokens: Bearer token -> principal name. Non-empty enables Bearer auth.
+        extended_card_requires_auth: Whether GetExtendedAgentCard needs credentials.
+            ``None`` means "required when any auth is configured".
+        streaming: Serve SendStreamingMessage and SubscribeToTask (else -32004).
+        push_notifications: Serve the push-config methods (else -32003).
+        allow_private_push: Let push configs target private/loopback addresses
+            (read by the push-delivery code; the conformance kit's receiver is loopback).
+        max_push_configs_per_task: Upper bound of push configs per task (else -32602).
+        extended_card: The extended card's additions; ``None`` when none is configured.
+        declare_extended_card: Whether the public card declares
+            ``capabilities.extendedAgentCard``. ``None`` means "when one is configured";
+            ``True`` without ``extended_card`` yields -32007 on GetExtendedAgentCard.
+        enforce_required_extensions: Refuse SendMessage/SendStreamingMessage with -32008
+            unless ``A2A-Extensions`` activates every ``required`` extension of the card:
+            ``True`` for every message, or a predicate choosing the requests to check.
+        legacy_v0_3: Also serve A2A 0.3 callers (slash method names, root aliases,
+            dual-version card).
+        provider: The card's ``provider``.
+        documentation_url: The card's ``documentationUrl``.
+        icon_url: The card's ``iconUrl``.
+        skill_dirs: Folders whose ``SKILL.md`` files are published as skills.
+        card_max_age: ``Cache-Control: max-age`` of the card, in seconds.
+        max_live_tasks: Passed to the Supervisor (capacity: tasks alive at once).
+        max_running: Passed to the Supervisor (capacity: handlers running at once).
+        supervisor_options: Extra keyword arguments for the Supervisor.
+    """
+
+    public_url: str | None = None
+    rest_prefix: str = "/rest"
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    ping_interval: float = 15.0
+    graceful_timeout: float = 3.0
+    api_keys: Mapping[str, str] = field(default_factory=dict)
+    api_key_header: str = "X-API-Key"
+    bearer_tokens: Mapping[str, str] = field(default_factory=dict)
+    extended_card_requires_auth: bool | None = None
+    streaming: bool = True
+    push_notifications: bool = False
+    allow_private_push: bool = False
+    max_push_configs_per_task: int = 32
+    extended_card: ExtendedCard | None = None
+    declare_extended_card: bool | None = None
+    enforce_required_extensions: bool | Callable[[SendMessageRequest], bool] = False
+    legacy_v0_3: bool = True
+    provider: AgentProvider | None = None
+    documentation_url: str | None = None
+    icon_url: str | None = None
+    skill_dirs: tuple[Path, ...] = ()
+    card_max_age: int = 300
+    max_live_tasks: int | None = None
+    max_running: int | None = None
+    supervisor_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.max_body_bytes <= 0:
+            raise ValueError("max_body_bytes must be positive")
+        if self.ping_interval <= 0:
+            raise ValueError("ping_interval must be positive")
+        if not self.rest_prefix.startswith("/") or self.rest_prefix == "/":
+            raise ValueError("rest_prefix must start with '/' and not be the root")
+        if self.public_url is not None and not self.public_url.startswith(("http://", "https://")):
+            raise ValueError("public_url must be an http(s) URL")
+
+    @property
+    def auth_enabled(self) -> bool:
+        """Whether any credential is configured (then every route but the card needs one)."""
+        return bool(self.api_keys or self.bearer_tokens)
+
+    @property
+    def extended_card_declared(self) -> bool:
+        """Whether the public card declares ``capabilities.extendedAgentCard``."""
+        if self.declare_extended_card is None:
+            return self.extended_card is not None
+        return self.declare_extended_card
+
+    @property
+    def extended_card_needs_auth(self) -> bool:
+        """Whether GetExtendedAgentCard requires credentials."""
+        if self.extended_card_requires_auth is None:
+            return self.auth_enabled
+        return self.extended_card_requires_auth
+
+    def replace(self, **changes: Any) -> ServerConfig:
+        """A copy with ``changes`` applied (validated like the original)."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class ServedAgent:
+    """An agent together with the server configuration it should be served with.
+
+    ``agent`` is anything :func:`a2a_actors.runtime.as_agent` accepts (an ``Agent``, an
+    async function of a ``TaskContext``, or an object with ``handle``).
+    """
+
+    agent: object
+    config: ServerConfig = field(default_factory=ServerConfig)

@@ -1,0 +1,229 @@
+"""The eleven A2A methods as the server offers them, shared by both bindings.
+
+Each method takes the typed request the protocol decoded and a :class:`CallContext` (who is
+calling, with which extensions), calls the runtime, and returns the typed result or raises an
+:class:`~a2a_actors.protocol.errors.A2AError`. The JSON-RPC and HTTP+JSON bindings differ
+only in how they decode requests and encode answers; what a method *does* lives here once.
+
+What is decided here rather than in the runtime is the server's own configuration: whether
+streaming, push configs and the extended card are offered (the same switches the card
+advertises), required-extension enforcement, and the push-config store. Streams are async
+context managers: errors before the first event raise from ``__aenter__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from a2a_actors.protocol.card import AgentCard
+from a2a_actors.protocol.errors import (
+    ExtensionSupportRequiredError,
+    PushNotificationNotSupportedError,
+    UnauthenticatedError,
+    UnsupportedOperationError,
+)
+from a2a_actors.protocol.models import Message, StreamResponse, Task
+from a2a_actors.protocol.requests import (
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
+)
+
+from .card import Cards
+from .config import ServerConfig
+from .push_configs import PushConfigs
+
+if TYPE_CHECKING:
+    from a2a_actors.runtime import Supervisor
+
+__all__ = ("CallContext", "Methods")
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who calls, and how.
+
+    Attributes:
+        caller: The authenticated principal (``None`` when auth is off).
+        authenticated: Whether valid credentials were presented.
+        extensions: Extension URIs the request activates (``A2A-Extensions``).
+        base_url: The request's own base URL (for card interface URLs).
+    """
+
+    caller: str | None = None
+    authenticated: bool = False
+    extensions: frozenset[str] = field(default_factory=frozenset)
+    base_url: str = "http://localhost"
+
+
+class Methods:
+    """The A2A methods over one running Supervisor.
+
+    Args:
+        supervisor: The running runtime.
+        config: The server configuration.
+        cards: The card builder (for GetExtendedAgentCard and declared extensions).
+        push: The push-config rules and store.
+    """
+
+    def __init__(
+        self, supervisor: Supervisor, config: ServerConfig, cards: Cards, push: PushConfigs
+    ) -> None:
+        self.supervisor = supervisor
+        self.config = config
+        self.cards = cards
+        self.push = push
+
+    def activated_extensions(self, ctx: CallContext) -> frozenset[str]:
+        """The requested extensions this agent supports (echoed in ``A2A-Extensions``)."""
+        return ctx.extensions & self.cards.declared_extensions
+
+    def _check_extensions(self, request: SendMessageRequest, ctx: CallContext) -> None:
+        enforce = self.config.enforce_required_extensions
+        if not (enforce(request) if callable(enforce) else enforce):
+            return
+        missing = self.cards.required_extensions - ctx.extensions
+        if missing:
+            raise ExtensionSupportRequiredError(
+                "Required extension(s) not activated: " + ", ".join(sorted(missing)),
+                metadata={"extensions": ",".join(sorted(missing))},
+            )
+
+    def _check_push(self) -> None:
+        if not self.config.push_notifications:
+            raise PushNotificationNotSupportedError()
+
+    def _check_streaming(self) -> None:
+        if not self.config.streaming:
+            raise UnsupportedOperationError("Streaming is not supported by this agent")
+
+    def _inline_push(self, request: SendMessageRequest) -> TaskPushNotificationConfig | None:
+        configuration = request.configuration
+        inline = None if configuration is None else configuration.task_push_notification_config
+        if inline is not None:
+            self._check_push()
+        return inline
+
+    async def send_message(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:
+        """SendMessage (blocking, ``returnImmediately`` and ``historyLength`` as requested).
+
+        An inline ``taskPushNotificationConfig`` is registered for the task of the result.
+        """
+        self._check_extensions(request, ctx)
+        inline = self._inline_push(request)
+        result = await self.supervisor.send_message(
+            request, caller=ctx.caller, extensions=ctx.extensions
+        )
+        if inline is not None and isinstance(result, Task):
+            await self.push.create(result.id, inline)
+        return result
+
+    @asynccontextmanager
+    async def stream_message(
+        self, request: SendMessageRequest, ctx: CallContext
+    ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        """SendStreamingMessage: the task's events, starting with the Task (or one Message).
+
+        An inline ``taskPushNotificationConfig`` is registered when the Task event arrives.
+        """
+        self._check_streaming()
+        self._check_extensions(request, ctx)
+        inline = self._inline_push(request)
+        async with self.supervisor.stream_message(
+            request, caller=ctx.caller, extensions=ctx.extensions
+        ) as events:
+            if inline is None:
+                yield events
+            else:
+                yield self._register_on_task(events, inline)
+
+    async def _register_on_task(
+        self, events: AsyncIterator[StreamResponse], inline: TaskPushNotificationConfig
+    ) -> AsyncIterator[StreamResponse]:
+        registered = False
+        async for event in events:
+            if not registered and event.task is not None:
+                await self.push.create(event.task.id, inline)
+                registered = True
+            yield event
+
+    async def get_task(self, request: GetTaskRequest, ctx: CallContext) -> Task:
+        """GetTask."""
+        return await self.supervisor.get_task(
+            request.id, history_length=request.history_length, caller=ctx.caller
+        )
+
+    async def list_tasks(self, request: ListTasksRequest, ctx: CallContext) -> ListTasksResponse:
+        """ListTasks (only the caller's own tasks)."""
+        return await self.supervisor.list_tasks(request, caller=ctx.caller)
+
+    async def cancel_task(self, request: CancelTaskRequest, ctx: CallContext) -> Task:
+        """CancelTask."""
+        return await self.supervisor.cancel_task(
+            request.id, caller=ctx.caller, metadata=request.metadata
+        )
+
+    @asynccontextmanager
+    async def subscribe(
+        self, request: SubscribeToTaskRequest, ctx: CallContext
+    ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        """SubscribeToTask: the Task snapshot, then every later event."""
+        self._check_streaming()
+        async with self.supervisor.subscribe(request.id, caller=ctx.caller) as events:
+            yield events
+
+    async def create_push_config(
+        self, request: TaskPushNotificationConfig, ctx: CallContext
+    ) -> TaskPushNotificationConfig:
+        """CreateTaskPushNotificationConfig (the result carries no credentials)."""
+        self._check_push()
+        await self.supervisor.check_access(request.task_id, caller=ctx.caller)
+        return await self.push.create(request.task_id, request)
+
+    async def get_push_config(
+        self, request: GetTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> TaskPushNotificationConfig:
+        """GetTaskPushNotificationConfig."""
+        self._check_push()
+        await self.supervisor.check_access(request.task_id, caller=ctx.caller)
+        return await self.push.get(request.task_id, request.id)
+
+    async def list_push_configs(
+        self, request: ListTaskPushNotificationConfigsRequest, ctx: CallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        """ListTaskPushNotificationConfigs."""
+        self._check_push()
+        await self.supervisor.check_access(request.task_id, caller=ctx.caller)
+        return await self.push.list(
+            request.task_id, page_size=request.page_size, page_token=request.page_token
+        )
+
+    async def delete_push_config(
+        self, request: DeleteTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> None:
+        """DeleteTaskPushNotificationConfig (idempotent)."""
+        self._check_push()
+        await self.supervisor.check_access(request.task_id, caller=ctx.caller)
+        await self.push.delete(request.task_id, request.id)
+
+    async def extended_card(self, ctx: CallContext) -> AgentCard:
+        """GetExtendedAgentCard.
+
+        Raises:
+            UnauthenticatedError: The card requires credentials and none were valid.
+        """
+        card = self.cards.extended(self.cards.base_url(ctx.base_url))
+        if self.config.extended_card_needs_auth and not ctx.authenticated:
+            raise UnauthenticatedError("The extended agent card requires authentication")
+        return card

@@ -1,0 +1,291 @@
+"""The HTTP+JSON binding, mounted under ``ServerConfig.rest_prefix`` (``/rest``).
+
+Routes (reference §5.1; paths relative to the prefix)::
+
+    POST   /message:send                          SendMessage           {"task"|"message": …}
+    POST   /message:stream                        SendStreamingMessage  SSE of StreamResponse
+    GET    /tasks/{id}?historyLength=             GetTask               Task
+    GET    /tasks?contextId=&status=&…            ListTasks             ListTasksResponse
+    POST   /tasks/{id}:cancel                     CancelTask            Task
+    GET|POST /tasks/{id}:subscribe                SubscribeToTask       SSE of StreamResponse
+    POST   /tasks/{id}/pushNotificationConfigs    Create push config
+    GET    /tasks/{id}/pushNotificationConfigs    List push configs     ?pageSize=&pageToken=
+    GET    /tasks/{id}/pushNotificationConfigs/{cid}   Get push config
+    DELETE /tasks/{id}/pushNotificationConfigs/{cid}   Delete push config  {}
+    GET    /extendedAgentCard                     GetExtendedAgentCard  AgentCard
+
+Query parameters are accepted in camelCase and snake_case. Errors are ``google.rpc.Status``
+bodies with the HTTP status of the protocol's error table; an unknown path is 404
+(MethodNotFound) and a known path with another method is 405. Check order as for JSON-RPC:
+405, 401, Content-Type (415), size (413), JSON (-32700 as 400), ``A2A-Version`` (400),
+params (400).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgspec
+from quart import Request, Response
+
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.errors import (
+    ContentTypeNotSupportedError,
+    InvalidParamsError,
+    MethodNotFoundError,
+    ParseError,
+    UnauthenticatedError,
+)
+from a2a_actors.protocol.models import Message
+from a2a_actors.protocol.requests import (
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
+    SendMessageRequest,
+    SendMessageResponse,
+    SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
+)
+
+from .checks import (
+    HTTPRefusal,
+    check_content_type,
+    is_supported_v1,
+    read_body,
+    requested_version,
+    version_error,
+)
+from .methods import CallContext, Methods
+from .responses import json_response, rest_error_body, rest_error_response
+from .service import A2AService
+from .sse import StreamFactory, as_a2a_error, sse_response
+
+__all__ = ("ROUTES", "handle_rest")
+
+T = TypeVar("T")
+_SNAKE = re.compile(r"_([a-z0-9])")
+_ID = r"(?P<id>[^/]+)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Inputs:
+    path: dict[str, str]
+    query: dict[str, str]
+    body: bytes
+
+
+Unary = Callable[[Methods, _Inputs, CallContext], Awaitable[object]]
+Streaming = Callable[[Methods, _Inputs, CallContext], StreamFactory]
+
+
+def _camel(name: str) -> str:
+    return _SNAKE.sub(lambda m: m.group(1).upper(), name)
+
+
+def _convert(obj: dict[str, Any], type_: type[T]) -> T:
+    """Typed request from JSON builtins; query strings may stand for numbers and booleans."""
+    try:
+        return msgspec.convert(obj, type_, strict=False)
+    except msgspec.ValidationError as exc:
+        message, field = codec.error_path(exc)
+        raise InvalidParamsError(message, field=field or "params") from None
+
+
+def _object(body: bytes) -> dict[str, Any]:
+    """The JSON object of a body (``{}`` when empty)."""
+    if not body.strip():
+        return {}
+    try:
+        value = codec.decode(body, dict[str, Any])
+    except (msgspec.ValidationError, RecursionError):
+        raise InvalidParamsError("the body must be a JSON object", field="body") from None
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        raise ParseError() from None
+    return value
+
+
+def _body(body: bytes, type_: type[T], **from_path: str) -> T:
+    """Decode a body into ``type_`` (path parameters win over body fields)."""
+    if not from_path:
+        try:
+            return codec.decode(body or b"{}", type_)
+        except msgspec.ValidationError as exc:
+            message, field = codec.error_path(exc)
+            raise InvalidParamsError(message, field=field or "params") from None
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            raise ParseError() from None
+    obj = _object(body)
+    try:
+        return codec.convert({**obj, **from_path}, type_)
+    except msgspec.ValidationError as exc:
+        message, field = codec.error_path(exc)
+        raise InvalidParamsError(message, field=field or "params") from None
+
+
+def _query(inputs: _Inputs, type_: type[T], **from_path: str) -> T:
+    return _convert({**{_camel(k): v for k, v in inputs.query.items()}, **from_path}, type_)
+
+
+async def _send(m: Methods, i: _Inputs, c: CallContext) -> object:
+    result = await m.send_message(_body(i.body, SendMessageRequest), c)
+    if isinstance(result, Message):
+        return SendMessageResponse(message=result)
+    return SendMessageResponse(task=result)
+
+
+async def _get(m: Methods, i: _Inputs, c: CallContext) -> object:
+    return await m.get_task(_query(i, GetTaskRequest, id=i.path["id"]), c)
+
+
+async def _list(m: Methods, i: _Inputs, c: CallContext) -> object:
+    return await m.list_tasks(_query(i, ListTasksRequest), c)
+
+
+async def _cancel(m: Methods, i: _Inputs, c: CallContext) -> object:
+    return await m.cancel_task(_body(i.body, CancelTaskRequest, id=i.path["id"]), c)
+
+
+async def _create(m: Methods, i: _Inputs, c: CallContext) -> object:
+    config = _body(i.body, TaskPushNotificationConfig, taskId=i.path["id"])
+    return await m.create_push_config(config, c)
+
+
+async def _list_configs(m: Methods, i: _Inputs, c: CallContext) -> object:
+    request = _query(i, ListTaskPushNotificationConfigsRequest, taskId=i.path["id"])
+    return await m.list_push_configs(request, c)
+
+
+async def _get_config(m: Methods, i: _Inputs, c: CallContext) -> object:
+    request = GetTaskPushNotificationConfigRequest(task_id=i.path["id"], id=i.path["cid"])
+    return await m.get_push_config(request, c)
+
+
+async def _delete_config(m: Methods, i: _Inputs, c: CallContext) -> object:
+    request = DeleteTaskPushNotificationConfigRequest(task_id=i.path["id"], id=i.path["cid"])
+    await m.delete_push_config(request, c)
+    return {}
+
+
+async def _card(m: Methods, i: _Inputs, c: CallContext) -> object:
+    return await m.extended_card(c)
+
+
+def _stream(m: Methods, i: _Inputs, c: CallContext) -> StreamFactory:
+    request = _body(i.body, SendMessageRequest)
+    return lambda: m.stream_message(request, c)
+
+
+def _subscribe(m: Methods, i: _Inputs, c: CallContext) -> StreamFactory:
+    request = SubscribeToTaskRequest(id=i.path["id"])
+    return lambda: m.subscribe(request, c)
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    pattern: re.Pattern[str]
+    unary: Mapping[str, Unary]
+    streaming: Mapping[str, Streaming]
+    public: bool = False  # answered without credentials when the extended card is public
+
+    @property
+    def allowed(self) -> str:
+        return ", ".join(sorted({*self.unary, *self.streaming}))
+
+
+def _r(
+    pattern: str,
+    unary: Mapping[str, Unary] | None = None,
+    streaming: Mapping[str, Streaming] | None = None,
+    *,
+    public: bool = False,
+) -> _Route:
+    return _Route(re.compile(pattern), unary or {}, streaming or {}, public)
+
+
+#: The routes below the prefix; the first pattern that matches the path decides.
+ROUTES: tuple[_Route, ...] = (
+    _r(r"message:send", {"POST": _send}),
+    _r(r"message:stream", streaming={"POST": _stream}),
+    _r(rf"tasks/{_ID}:cancel", {"POST": _cancel}),
+    _r(rf"tasks/{_ID}:subscribe", streaming={"GET": _subscribe, "POST": _subscribe}),
+    _r(rf"tasks/{_ID}/pushNotificationConfigs", {"POST": _create, "GET": _list_configs}),
+    _r(
+        rf"tasks/{_ID}/pushNotificationConfigs/(?P<cid>[^/]+)",
+        {"GET": _get_config, "DELETE": _delete_config},
+    ),
+    _r(rf"tasks/{_ID}", {"GET": _get}),
+    _r(r"tasks", {"GET": _list}),
+    _r(r"extendedAgentCard", {"GET": _card}, public=True),
+)
+
+
+def _match(subpath: str) -> tuple[_Route, dict[str, str]] | None:
+    for route in ROUTES:
+        m = route.pattern.fullmatch(subpath)
+        if m is not None:
+            return route, m.groupdict()
+    return None
+
+
+async def _read(service: A2AService, request: Request) -> bytes:
+    """The body of a request (checks: Content-Type -> 415, size -> 413)."""
+    if request.method.upper() == "GET" or request.content_length == 0:
+        return b""
+    try:
+        check_content_type(request.headers.get("Content-Type"))
+    except ContentTypeNotSupportedError as exc:
+        raise HTTPRefusal(exc, 415) from None
+    return await read_body(request.content_length, request.body, service.config.max_body_bytes)
+
+
+async def handle_rest(service: A2AService, request: Request, subpath: str) -> Response:
+    """Answer one request below the REST prefix (never raises)."""
+    found = _match(subpath.strip("/"))
+    if found is None:
+        return rest_error_response(MethodNotFoundError(f"No such resource: /{subpath}"))
+    route, path = found
+    method = request.method.upper()
+    unary, streaming = route.unary.get(method), route.streaming.get(method)
+    if unary is None and streaming is None:
+        return rest_error_response(
+            MethodNotFoundError(f"{method} is not allowed here; use {route.allowed}"),
+            status=405,
+            headers={"Allow": route.allowed},
+        )
+    try:
+        ctx = service.call_context(request)
+    except UnauthenticatedError as exc:
+        if not (route.public and service.extended_card_is_public()):
+            return rest_error_response(exc, challenge=service.auth.challenge())
+        ctx = service.anonymous_context(request)
+    headers = service.response_headers(ctx)
+    try:
+        body = await _read(service, request)
+        version = requested_version(request.headers, request.args)
+        if not is_supported_v1(version):
+            raise version_error(version)
+        inputs = _Inputs(path, dict(request.args.items()), body)
+        methods = service.methods
+        if streaming is not None:
+            return await sse_response(
+                service.hub,
+                streaming(methods, inputs, ctx),
+                encode=codec.encode,
+                encode_error=rest_error_body,
+                on_error=lambda error: rest_error_response(error, headers=headers),
+                headers=headers,
+                ping_interval=service.config.ping_interval,
+            )
+        assert unary is not None
+        result = await unary(methods, inputs, ctx)
+    except HTTPRefusal as refusal:
+        return rest_error_response(refusal.error, status=refusal.status, headers=headers)
+    except Exception as exc:
+        return rest_error_response(as_a2a_error(exc), headers=headers)
+    return json_response(codec.encode(result), headers=headers)

@@ -1,0 +1,122 @@
+"""Serving an app (or an agent) on Hypercorn, on whichever backend is running.
+
+:func:`serve` is a long-lived service in the structured-concurrency style: start it with
+``base_url = await task_group.start(serve, agent)``; it reports ``http://HOST:PORT`` once
+the runtime is up and the listening socket accepts connections, and serves until cancelled.
+Cancellation is a graceful shutdown: open streams are ended, Hypercorn stops accepting and
+waits up to ``ServerConfig.graceful_timeout`` for requests in flight, then the app's
+lifespan stops the runtime. Hypercorn never installs signal handlers here; the CLI does.
+
+The socket is bound here (so ``port=0`` works on both backends) and handed to Hypercorn as
+``fd://N``.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+from hypercorn.config import Config as HypercornConfig
+from quart import Quart
+
+from .app import Backend, create_app, current_backend, service_of
+from .config import ServerConfig
+from .push_configs import PushConfigStore
+
+__all__ = ("serve",)
+
+logger = logging.getLogger("a2a_actors.server")
+_SHUTDOWN_MARGIN = 5.0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=1024)
+
+
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _is_trio_app(app: Quart) -> bool:
+    return any(cls.__name__ == "QuartTrio" for cls in type(app).__mro__)
+
+
+async def serve(
+    target: object,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    config: ServerConfig | None = None,
+    backend: Backend | None = None,
+    push_store: PushConfigStore | None = None,
+    task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``target`` over HTTP until cancelled.
+
+    Args:
+        target: An app from :func:`~a2a_actors.server.app.create_app`, or anything
+            ``create_app`` accepts (an agent, a ``ServedAgent``, a running Supervisor).
+        host: Interface to bind.
+        port: Port to bind; 0 picks a free one.
+        config: Server configuration when ``target`` is not an app.
+        backend: Must name the running backend if given (the running one always decides).
+        push_store: Push-config store when ``target`` is not an app.
+        task_status: Receives the base URL (``http://127.0.0.1:PORT``) once serving.
+
+    Raises:
+        ValueError: ``backend`` (or the app's flavour) differs from the running backend.
+        OSError: The address cannot be bound.
+    """
+    running = current_backend()
+    if backend is not None and backend != running:
+        raise ValueError(f"serve() runs on {running}, not {backend}")
+    if isinstance(target, Quart):
+        if config is not None or push_store is not None:
+            raise ValueError("config and push_store apply to agents, not to a built app")
+        app = target
+        if _is_trio_app(app) != (running == "trio"):
+            raise ValueError(f"this app was built for the other backend; running {running}")
+    else:
+        app = create_app(target, config, backend=running, push_store=push_store)
+    service = service_of(app)
+
+    sock = _listen(host, port)
+    base_url = _url(sock)
+    hyper = HypercornConfig()
+    hyper.bind = [f"fd://{sock.detach()}"]
+    hyper.graceful_timeout = service.config.graceful_timeout
+    hyper.accesslog = None
+    hyper.errorlog = logging.getLogger("hypercorn.error")
+
+    stop = anyio.Event()
+    shield = anyio.CancelScope(shield=True)
+
+    async def run_hypercorn(*, task_status: TaskStatus[Any]) -> None:
+        with shield:
+            if running == "trio":
+                from hypercorn.trio import serve as trio_serve
+
+                await trio_serve(app, hyper, shutdown_trigger=stop.wait, task_status=task_status)
+            else:
+                from hypercorn.asyncio import serve as asyncio_serve
+
+                task_status.started()
+                await asyncio_serve(app, hyper, shutdown_trigger=stop.wait)
+
+    async with anyio.create_task_group() as tg:
+        try:
+            await tg.start(run_hypercorn)
+            # trio: Hypercorn reported after the lifespan started; asyncio: wait for it.
+            await service.started.wait()
+            logger.info("serving %s on %s (%s)", service.agent.name, base_url, running)
+            task_status.started(base_url)
+            await anyio.sleep_forever()
+        finally:
+            service.close_streams()
+            stop.set()
+            shield.deadline = anyio.current_time() + hyper.graceful_timeout + _SHUTDOWN_MARGIN

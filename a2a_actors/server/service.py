@@ -1,0 +1,181 @@
+"""The served agent: runtime, card, auth, push configs and open streams of one app.
+
+An :class:`A2AService` is created by :func:`~a2a_actors.server.app.create_app` and lives as
+long as the app. :meth:`A2AService.run` is the app's serving lifetime: the app starts it as
+a background task of its lifespan (see ``app.py``) and cancels it at shutdown. It owns the
+Supervisor (unless the caller passed a running one) and the task group of the stream pumps,
+in one task, so no cancel scope ever spans the lifespan's own awaits. Request handlers reach
+the service through ``current_app.extensions["a2a_actors"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from a2a_actors.protocol.legacy_card import dual_version_card
+from a2a_actors.runtime import Supervisor, as_agent
+
+from .auth import Authenticator
+from .card import Cards
+from .checks import requested_extensions
+from .config import ServerConfig
+from .methods import CallContext, Methods
+from .push_configs import MemoryPushConfigStore, PushConfigs, PushConfigStore
+from .sse import StreamHub
+
+if TYPE_CHECKING:
+    from quart import Request
+
+__all__ = ("A2AService", "ServerNotRunningError")
+
+EXTENSION_KEY = "a2a_actors"
+
+
+class ServerNotRunningError(RuntimeError):
+    """A request arrived outside the app's serving lifetime (no lifespan was run)."""
+
+
+class A2AService:
+    """Everything one app serves.
+
+    Args:
+        target: A running :class:`~a2a_actors.runtime.Supervisor` (owned by the caller), or
+            anything ``as_agent`` accepts (the service then runs its own Supervisor).
+        config: The server configuration.
+        push_store: Where push configs are kept (in memory by default).
+    """
+
+    def __init__(
+        self,
+        target: object,
+        config: ServerConfig,
+        *,
+        push_store: PushConfigStore | None = None,
+    ) -> None:
+        self.config = config
+        if isinstance(target, Supervisor):
+            self._given: Supervisor | None = target
+            self.agent = target.agent
+        else:
+            self._given = None
+            self.agent = as_agent(target)
+        self.auth = Authenticator(config)
+        self.cards = Cards(
+            self.agent,
+            config,
+            self.auth,
+            legacy_card=dual_version_card if config.legacy_v0_3 else None,
+        )
+        self.push = PushConfigs(
+            push_store if push_store is not None else MemoryPushConfigStore(),
+            max_per_task=config.max_push_configs_per_task,
+        )
+        self.hub = StreamHub()
+        self._methods: Methods | None = None
+        self._started: anyio.Event | None = None
+        self._stopped: anyio.Event | None = None
+
+    @property
+    def methods(self) -> Methods:
+        """The A2A methods.
+
+        Raises:
+            ServerNotRunningError: The app is not serving (its lifespan has not started).
+        """
+        if self._methods is None:
+            raise ServerNotRunningError("the app is not serving; run it with its lifespan")
+        return self._methods
+
+    def _supervisor_kwargs(self) -> dict[str, Any]:
+        options: dict[str, Any] = dict(self.config.supervisor_options)
+        if self.config.max_live_tasks is not None:
+            options["max_live_tasks"] = self.config.max_live_tasks
+        if self.config.max_running is not None:
+            options["max_running"] = self.config.max_running
+        return options
+
+    @property
+    def started(self) -> anyio.Event:
+        """Set once the runtime is up (created on first use, on the running loop)."""
+        if self._started is None:
+            self._started = anyio.Event()
+        return self._started
+
+    @property
+    def stopped(self) -> anyio.Event:
+        """Set once :meth:`run` has stopped the runtime."""
+        if self._stopped is None:
+            self._stopped = anyio.Event()
+        return self._stopped
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Own the runtime and the stream pumps until cancelled (the app's lifespan).
+
+        Reports through ``task_status`` once requests can be served. On cancellation, open
+        streams end, then the Supervisor (if this service started it) stops: its live
+        tasks end CANCELED.
+        """
+        try:
+            async with anyio.create_task_group() as runtime_tg:
+                supervisor = self._given
+                if supervisor is None:
+                    supervisor = await runtime_tg.start(
+                        Supervisor(self.agent, **self._supervisor_kwargs()).run
+                    )
+                self._methods = Methods(supervisor, self.config, self.cards, self.push)
+                try:
+                    async with anyio.create_task_group() as streams_tg:
+                        self.hub.attach(streams_tg)
+                        self.started.set()
+                        task_status.started()
+                        await anyio.sleep_forever()
+                finally:
+                    self.hub.close()
+                    self._methods = None
+                    runtime_tg.cancel_scope.cancel()
+        finally:
+            self.stopped.set()
+
+    def close_streams(self) -> None:
+        """End every open stream now and refuse new ones (first step of a shutdown)."""
+        self.hub.close()
+
+    def call_context(self, request: Request) -> CallContext:
+        """Authenticate ``request`` and describe the call.
+
+        Raises:
+            UnauthenticatedError: Auth is on and the request has no valid credentials.
+        """
+        caller = self.auth.authenticate(request.headers)
+        return CallContext(
+            caller=caller,
+            authenticated=self.auth.enabled,
+            extensions=requested_extensions(request.headers.getlist("A2A-Extensions")),
+            base_url=request_base_url(request),
+        )
+
+    def anonymous_context(self, request: Request) -> CallContext:
+        """The context of a request that presented no valid credentials."""
+        return CallContext(
+            extensions=requested_extensions(request.headers.getlist("A2A-Extensions")),
+            base_url=request_base_url(request),
+        )
+
+    def extended_card_is_public(self) -> bool:
+        """Whether GetExtendedAgentCard is answered without credentials."""
+        return not self.config.extended_card_needs_auth
+
+    def response_headers(self, ctx: CallContext) -> Mapping[str, str]:
+        """Headers for every answer to ``ctx``: the activated ``A2A-Extensions``."""
+        activated = self.methods.activated_extensions(ctx) if self._methods else frozenset()
+        return {"A2A-Extensions": ", ".join(sorted(activated))} if activated else {}
+
+
+def request_base_url(request: Request) -> str:
+    """``scheme://host[/root]`` of a request (``localhost`` when it has no Host)."""
+    host = request.host or "localhost"
+    return f"{request.scheme}://{host}{request.root_path}".rstrip("/")

@@ -1,0 +1,1 @@
+"""Runnable example agents; serve any of them with ``a2a-actors serve examples.<name>:agent``."""

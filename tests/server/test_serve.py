@@ -1,0 +1,105 @@
+"""``serve()`` on a real loopback Hypercorn, on both backends."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+
+import anyio
+import httpx
+import pytest
+
+from a2a_actors.protocol.models import Message, Part, Role
+from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.runtime import Supervisor
+from a2a_actors.server import ServerConfig, create_app, serve
+from a2a_actors.server.app import Backend, current_backend
+
+from .agents import scenario_agent
+from .helpers import (
+    HTTPX_EARLY_EXIT,
+    JSON_HEADERS,
+    TIMEOUT,
+    envelope,
+    send_params,
+    served,
+    sse_lines,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_serve_reports_the_url_and_stops_cleanly() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            url = await tg.start(serve, scenario_agent)
+            assert url.startswith("http://127.0.0.1:")
+            async with httpx.AsyncClient(base_url=url) as http:
+                card = (await http.get("/.well-known/agent-card.json")).json()
+                assert card["supportedInterfaces"][0]["url"] == f"{url}/"
+                answer = await http.post(
+                    "/", content=envelope("SendMessage", send_params("hi")), headers=JSON_HEADERS
+                )
+                assert answer.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            tg.cancel_scope.cancel()
+        async with httpx.AsyncClient() as http:
+            with pytest.raises(httpx.ConnectError):
+                await http.get(url)
+
+
+@HTTPX_EARLY_EXIT
+async def test_shutdown_ends_open_streams_and_running_tasks() -> None:
+    with anyio.fail_after(TIMEOUT):
+        supervisor = Supervisor(scenario_agent)
+        async with supervisor, anyio.create_task_group() as tg:
+            url = await tg.start(
+                partial(serve, supervisor, config=ServerConfig(graceful_timeout=5))
+            )
+            async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT) as http:
+                body = envelope("SendStreamingMessage", send_params("sleep"))
+                async with (
+                    http.stream("POST", "/", content=body, headers=JSON_HEADERS) as response,
+                    sse_lines(response) as lines,
+                ):
+                    first = json.loads((await anext(lines)).removeprefix("data: "))
+                    task_id = first["result"]["task"]["id"]
+                    tg.cancel_scope.cancel()  # stop the server while the stream is open
+                    rest = [line async for line in lines]
+            assert all(not line.startswith("event: error") for line in rest)
+            # the server is gone, the runtime it was given is not
+            task = await supervisor.get_task(task_id)
+            assert task.status.state.value == "TASK_STATE_WORKING"
+            await supervisor.cancel_task(task_id)
+            reply = await supervisor.send_message(
+                SendMessageRequest(
+                    message=Message(message_id="m", role=Role.USER, parts=(Part(text="x"),))
+                )
+            )
+            assert not isinstance(reply, Message)
+
+
+async def test_serve_an_app_and_backend_checks() -> None:
+    with anyio.fail_after(TIMEOUT):
+        running = current_backend()
+        other: Backend = "asyncio" if running == "trio" else "trio"
+        with pytest.raises(ValueError, match="runs on"):
+            await serve(scenario_agent, backend=other)
+        with pytest.raises(ValueError, match="other backend"):
+            await serve(create_app(scenario_agent, backend=other))
+        app = create_app(scenario_agent, ServerConfig(streaming=False))
+        with pytest.raises(ValueError, match="config"):
+            await serve(app, config=ServerConfig())
+        async with anyio.create_task_group() as tg:
+            url = await tg.start(partial(serve, app, backend=running))
+            async with httpx.AsyncClient() as http:
+                card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+            assert card["capabilities"]["streaming"] is False
+            tg.cancel_scope.cancel()
+
+
+async def test_port_in_use_is_an_os_error() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with served() as url:
+            port = int(url.rsplit(":", 1)[1])
+            with pytest.raises(OSError):
+                await serve(scenario_agent, port=port)

@@ -1,0 +1,404 @@
+"""Unit tests of the server's pieces that need no app: checks, auth, skills, push configs,
+card validators, and the stream pump."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from a2a_actors.protocol.errors import (
+    ContentTypeNotSupportedError,
+    InternalError,
+    InvalidParamsError,
+    ServerBusyError,
+    TaskNotFoundError,
+    UnauthenticatedError,
+    UnsupportedOperationError,
+)
+from a2a_actors.protocol.models import Message, Part, Role, StreamResponse
+from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificationConfig
+from a2a_actors.protocol.sse import SSEParser
+from a2a_actors.runtime import SubscriberDropped
+from a2a_actors.server import MemoryPushConfigStore, ServerConfig, create_app, service_of
+from a2a_actors.server.auth import Authenticator, principal_for_secret
+from a2a_actors.server.card import RenderedCard
+from a2a_actors.server.checks import (
+    HTTPRefusal,
+    check_content_type,
+    is_legacy,
+    is_supported_v1,
+    read_body,
+    requested_extensions,
+    requested_version,
+)
+from a2a_actors.server.push_configs import PushConfigs
+from a2a_actors.server.skills import SkillFileError, load_skills, parse_front_matter
+from a2a_actors.server.sse import SSEBody, StreamHub, StreamOpened
+
+pytestmark = pytest.mark.anyio
+
+
+# -- checks ------------------------------------------------------------------------------------
+
+
+def test_content_types() -> None:
+    for ok in (
+        None,
+        "",
+        "application/json",
+        "Application/JSON; charset=utf-8",
+        "application/a2a+json",
+        "application/vnd.x+json",
+    ):
+        check_content_type(ok)
+    for bad in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; b=1"):
+        with pytest.raises(ContentTypeNotSupportedError):
+            check_content_type(bad)
+
+
+def test_versions() -> None:
+    assert requested_version({}, {}) == "0.3"
+    assert requested_version({"A2A-Version": " "}, {}) == "0.3"
+    assert requested_version({}, {"A2A-Version": "1.0"}) == "1.0"
+    assert requested_version({"A2A-Version": "1.1"}, {"A2A-Version": "0.3"}) == "1.1"
+    assert [v for v in ("1", "1.0", "1.1", "1.0.3") if is_supported_v1(v)] == [
+        "1",
+        "1.0",
+        "1.1",
+        "1.0.3",
+    ]
+    assert not any(is_supported_v1(v) for v in ("2.0", "0.3", "abc", "1.x", "", "01.0a"))
+    assert is_legacy("0.3")
+    assert is_legacy("0.3.0")
+    assert not is_legacy("0.2")
+    assert not is_legacy("1.0")
+
+
+def test_extensions_header_lines() -> None:
+    assert requested_extensions(["a, b", " c ,", "", "a"]) == {"a", "b", "c"}
+    assert requested_extensions([]) == frozenset()
+
+
+class _Chunks:
+    def __init__(self, *chunks: bytes) -> None:
+        self._chunks = list(chunks)
+        self.read = 0
+
+    def __aiter__(self) -> _Chunks:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if not self._chunks:
+            raise StopAsyncIteration
+        self.read += 1
+        return self._chunks.pop(0)
+
+
+async def test_read_body_limits() -> None:
+    with anyio.fail_after(5):
+        await _read_body_limits()
+
+
+async def _read_body_limits() -> None:
+    assert await read_body(None, _Chunks(b"ab", b"cd"), 4) == b"abcd"
+    body = _Chunks(b"ab")
+    with pytest.raises(HTTPRefusal) as refused:
+        await read_body(10, body, 4)
+    assert refused.value.status == 413
+    assert body.read == 0  # refused on Content-Length alone
+    body = _Chunks(b"abc", b"de", b"never read")
+    with pytest.raises(HTTPRefusal):
+        await read_body(None, body, 4)
+    assert body.read == 2
+
+
+# -- auth ----------------------------------------------------------------------------------------
+
+
+def test_authenticator() -> None:
+    auth = Authenticator(
+        ServerConfig(
+            api_keys={"k1": "one", "k2": "two"}, bearer_tokens={"t": "tee"}, api_key_header="X-Key"
+        )
+    )
+    assert auth.enabled
+    assert auth.authenticate({"X-Key": "k2"}) == "two"
+    assert auth.authenticate({"Authorization": "Bearer t"}) == "tee"
+    assert auth.authenticate({"X-Key": "nope", "Authorization": "bearer  t "}) == "tee"
+    for headers in ({}, {"X-Key": "k3"}, {"X-API-Key": "k1"}, {"Authorization": "Token t"}):
+        with pytest.raises(UnauthenticatedError):
+            auth.authenticate(headers)
+    anonymous = Authenticator(ServerConfig())
+    assert not anonymous.enabled
+    assert anonymous.authenticate({"X-API-Key": "anything"}) is None
+    assert anonymous.security_schemes() == {}
+    assert principal_for_secret("apikey", "k1") == principal_for_secret("apikey", "k1")
+    assert "k1" not in principal_for_secret("apikey", "k1")
+
+
+# -- skills --------------------------------------------------------------------------------------
+
+
+def test_front_matter_subset() -> None:
+    text = (
+        "---\n"
+        "name: 'Quoted'\n"
+        "description: |\n"
+        "  line one\n"
+        "  line two\n"
+        "tags:\n"
+        "  - a\n"
+        '  - "b"\n'
+        "# a comment\n"
+        "examples: [x, 'y z']\n"
+        "---\n"
+        "body\n"
+    )
+    assert parse_front_matter(text) == {
+        "name": "Quoted",
+        "description": "line one\nline two",
+        "tags": ["a", "b"],
+        "examples": ["x", "y z"],
+    }
+    assert parse_front_matter("no front matter") == {}
+    with pytest.raises(SkillFileError):
+        parse_front_matter("---\nname: x\n")
+
+
+def test_skill_folder_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_skills(tmp_path / "missing")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "SKILL.md").write_text("---\nname: x\n---\n", encoding="utf-8")
+    with pytest.raises(SkillFileError, match="description"):
+        load_skills(tmp_path)
+    (tmp_path / "s" / "SKILL.md").write_text(
+        "---\ndescription: d\ntags: a, b\n---\n", encoding="utf-8"
+    )
+    (skill,) = load_skills(tmp_path / "s")
+    assert (skill.id, skill.name, skill.tags) == ("s", "s", ("a", "b"))
+
+
+# -- push configs --------------------------------------------------------------------------------
+
+
+async def test_push_config_rules() -> None:
+    with anyio.fail_after(5):
+        configs = PushConfigs(MemoryPushConfigStore(), max_per_task=3)
+        secret = TaskPushNotificationConfig(
+            url="https://h.example",
+            token="tok",
+            authentication=AuthenticationInfo(scheme="Bearer", credentials="cred"),
+        )
+        created = await configs.create("t1", secret)
+        assert created.id
+        assert created.task_id == "t1"
+        assert created.token == ""
+        assert created.authentication == AuthenticationInfo(scheme="Bearer")
+        stored = await configs.store.get("t1", created.id)
+        assert stored is not None
+        assert stored.token == "tok"
+        assert stored.authentication is not None
+        assert stored.authentication.credentials == "cred"
+        other = await configs.create("t1", secret)
+        assert other.id != created.id
+        await configs.create("t1", TaskPushNotificationConfig(url="https://x", id="named"))
+        with pytest.raises(InvalidParamsError):
+            await configs.create("t1", TaskPushNotificationConfig(url="https://x", id="fourth"))
+        await configs.create("t2", TaskPushNotificationConfig(url="https://x", id="named"))
+
+        first = await configs.list("t1", page_size=2)
+        assert len(first.configs) == 2
+        second = await configs.list("t1", page_size=2, page_token=first.next_page_token)
+        assert [c.id for c in second.configs] == ["named"]
+        assert second.next_page_token == ""
+        with pytest.raises(InvalidParamsError):
+            await configs.list("t1", page_token="garbage!")
+        with pytest.raises(TaskNotFoundError):
+            await configs.get("t1", "missing")
+        await configs.delete("t1", "named")
+        await configs.delete("t1", "named")
+        await configs.delete("never", "never")
+        assert [c.id for c in (await configs.list("t2")).configs] == ["named"]
+
+
+# -- card validators ------------------------------------------------------------------------------
+
+
+def test_rendered_card_matches() -> None:
+    card = RenderedCard(b"{}", 'W/"abc"', "Mon, 30 Nov 2026 05:00:00 GMT", "public, max-age=1")
+    assert card.matches('W/"abc"', None)
+    assert card.matches('"abc"', None)
+    assert card.matches("*", None)
+    assert not card.matches('"abd"', None)
+    assert card.matches(None, "Mon, 30 Nov 2026 06:00:00 GMT")
+    assert not card.matches(None, "Mon, 30 Nov 2026 04:00:00 GMT")
+    assert not card.matches('"x"', "Mon, 30 Nov 2026 06:00:00 GMT")  # If-None-Match wins
+    assert not card.matches(None, "garbage")
+
+
+# -- the stream pump ----------------------------------------------------------------------------
+
+
+def _event(text: str) -> StreamResponse:
+    return StreamResponse(
+        message=Message(message_id=text, role=Role.AGENT, parts=(Part(text=text),))
+    )
+
+
+def _factory(*items: StreamResponse | BaseException, fail_on_enter: BaseException | None = None):  # type: ignore[no-untyped-def]
+    @asynccontextmanager
+    async def factory() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        if fail_on_enter is not None:
+            raise fail_on_enter
+
+        async def events() -> AsyncIterator[StreamResponse]:
+            for item in items:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+
+        yield events()
+
+    return factory
+
+
+async def _body_text(opened: StreamOpened) -> list[tuple[str, str]]:
+    body = SSEBody(
+        opened,
+        encode=lambda e: json.dumps({"ok": e.payload.message_id}).encode(),  # type: ignore[union-attr]
+        encode_error=lambda err: json.dumps({"code": err.code}).encode(),
+        ping_interval=60,
+    )
+    parser = SSEParser()
+    events = []
+    async with body as chunks:
+        async for chunk in chunks:
+            events.extend(parser.feed(chunk))
+    return [(e.event, e.data) for e in events]
+
+
+async def test_pump_errors_before_and_after_the_first_event() -> None:
+    hub = StreamHub()
+    with anyio.fail_after(5):
+        assert isinstance(await hub.open(_factory(_event("a"))), ServerBusyError)  # not attached
+        async with anyio.create_task_group() as tg:
+            hub.attach(tg)
+            error = await hub.open(_factory(fail_on_enter=TaskNotFoundError()))
+            assert isinstance(error, TaskNotFoundError)
+            error = await hub.open(_factory(UnsupportedOperationError("first")))
+            assert isinstance(error, UnsupportedOperationError)
+            error = await hub.open(_factory(RuntimeError("bug")))
+            assert isinstance(error, InternalError)
+
+            opened = await hub.open(_factory(_event("a"), _event("b"), TaskNotFoundError()))
+            assert not isinstance(opened, BaseException)
+            assert await _body_text(opened) == [
+                ("message", '{"ok": "a"}'),
+                ("message", '{"ok": "b"}'),
+                ("error", '{"code": -32001}'),
+            ]
+            dropped = SubscriberDropped("t", 3, 1)
+            opened = await hub.open(_factory(_event("a"), dropped))
+            assert not isinstance(opened, BaseException)
+            assert (await _body_text(opened))[-1] == ("error", '{"code": -32050}')
+
+            empty = await hub.open(_factory())
+            assert not isinstance(empty, BaseException)
+            assert await _body_text(empty) == []
+            assert hub.open_streams == 0
+
+
+async def test_hub_close_ends_open_streams() -> None:
+    hub = StreamHub()
+    gate = anyio.Event()
+
+    @asynccontextmanager
+    async def endless() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        async def events() -> AsyncIterator[StreamResponse]:
+            yield _event("first")
+            await gate.wait()
+            yield _event("never")
+
+        yield events()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            hub.attach(tg)
+            opened = await hub.open(endless)
+            assert not isinstance(opened, BaseException)
+            assert hub.open_streams == 1
+            hub.close()
+            assert await _body_text(opened) == [("message", '{"ok": "first"}')]
+            assert isinstance(await hub.open(endless), ServerBusyError)
+
+
+# -- config and app --------------------------------------------------------------------------------
+
+
+def test_config_validation() -> None:
+    for bad in (
+        {"max_body_bytes": 0},
+        {"ping_interval": 0},
+        {"rest_prefix": "rest"},
+        {"rest_prefix": "/"},
+        {"public_url": "ftp://x"},
+    ):
+        with pytest.raises(ValueError):
+            ServerConfig(**bad)
+    config = ServerConfig(api_keys={"k": "p"})
+    assert config.auth_enabled
+    assert config.extended_card_needs_auth
+    assert not config.replace(extended_card_requires_auth=False).extended_card_needs_auth
+    assert not config.extended_card_declared
+    assert config.replace(declare_extended_card=True).extended_card_declared
+
+
+def test_create_app_outside_an_event_loop_and_service_of() -> None:
+    from quart import Quart
+
+    from .agents import scenario_agent
+
+    app = create_app(scenario_agent)  # no loop running: an asyncio (Quart) app
+    assert type(app) is Quart
+    assert service_of(app).agent is scenario_agent
+    trio_app = create_app(scenario_agent, backend="trio")
+    assert type(trio_app).__name__ == "QuartTrio"
+    with pytest.raises(TypeError):
+        service_of(Quart("other"))
+    with pytest.raises(TypeError):
+        create_app(42)
+
+
+async def test_hub_close_during_open_is_busy() -> None:
+    hub = StreamHub()
+    entered = anyio.Event()
+
+    @asynccontextmanager
+    async def slow() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        entered.set()
+        await anyio.sleep_forever()
+        yield _empty()  # pragma: no cover
+
+    async def _empty() -> AsyncIterator[StreamResponse]:  # pragma: no cover
+        return
+        yield
+
+    results: list[object] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            hub.attach(tg)
+
+            async def opener() -> None:
+                results.append(await hub.open(slow))
+
+            tg.start_soon(opener)
+            await entered.wait()
+            hub.close()
+    assert len(results) == 1
+    assert isinstance(results[0], ServerBusyError)
