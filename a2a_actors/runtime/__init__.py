@@ -1,0 +1,58 @@
+"""The actor runtime: agents, task actors, the supervisor, and an in-process client.
+
+anyio only: everything here runs unchanged on trio and asyncio.
+"""
+
+from __future__ import annotations
+
+from .actor import (
+    SHUTDOWN_TEXT as SHUTDOWN_TEXT,
+    ActorStatistics as ActorStatistics,
+    TaskActor as TaskActor,
+)
+from .admission import AdmissionStatistics as AdmissionStatistics
+from .agent import (
+    Agent as Agent,
+    AgentHandler as AgentHandler,
+    Delegator as Delegator,
+    agent as agent,
+    as_agent as as_agent,
+)
+from .context import TaskContext as TaskContext
+from .fanout import (
+    FanoutStatistics as FanoutStatistics,
+    SubscriberDropped as SubscriberDropped,
+    Subscription as Subscription,
+)
+from .inprocess import InProcessClient as InProcessClient
+from .mailbox import Mailbox as Mailbox, MailboxStatistics as MailboxStatistics
+from .publication import SETTLED_STATES as SETTLED_STATES, Publication as Publication
+from .supervisor import (
+    EventObserver as EventObserver,
+    Supervisor as Supervisor,
+    SupervisorStatistics as SupervisorStatistics,
+)
+
+__all__ = (
+    "SETTLED_STATES",
+    "SHUTDOWN_TEXT",
+    "ActorStatistics",
+    "AdmissionStatistics",
+    "Agent",
+    "AgentHandler",
+    "Delegator",
+    "EventObserver",
+    "FanoutStatistics",
+    "InProcessClient",
+    "Mailbox",
+    "MailboxStatistics",
+    "Publication",
+    "SubscriberDropped",
+    "Subscription",
+    "Supervisor",
+    "SupervisorStatistics",
+    "TaskActor",
+    "TaskContext",
+    "agent",
+    "as_agent",
+)

@@ -1,0 +1,167 @@
+"""What users write: an agent is an async function of a :class:`TaskContext`.
+
+An :class:`Agent` pairs that function (its *handler*) with the description an AgentCard
+needs (name, version, skills, extensions, media types). Three spellings are accepted
+wherever an agent is expected, and :func:`as_agent` turns each into an :class:`Agent`:
+
+* an :class:`Agent`, usually made with the :func:`agent` decorator::
+
+      @agent(name="echo", description="Says it back")
+      async def echo(ctx: TaskContext) -> str:
+          return ctx.text
+
+* a plain async function of a context (its ``__name__`` becomes the agent name);
+* an object with ``async def handle(self, ctx)``.
+
+A handler's return value finishes the task unless the handler already did:
+``None`` completes it, a ``str`` or ``Message`` completes it with that as the status
+message, an ``Artifact`` (or a sequence of them) is added and then the task completes.
+Anything else fails the task as an invalid agent response. Raising fails the task with the
+error text as its status message.
+
+:class:`Delegator` is the seam the orchestrator layer implements so that
+``ctx.delegate(...)`` can reach other agents; the runtime only calls it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, overload
+
+from ..protocol.card import AgentExtension, AgentSkill
+
+if TYPE_CHECKING:
+    from ..protocol.models import Message
+    from .context import TaskContext
+
+__all__ = ("Agent", "AgentHandler", "Delegator", "agent", "as_agent")
+
+#: The function an agent is made of: it receives the task's context and may return
+#: ``None``, a ``str``, a ``Message``, or one or more ``Artifact`` objects.
+AgentHandler: TypeAlias = "Callable[[TaskContext], Awaitable[object]]"
+
+_TEXT = ("text/plain",)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Agent:
+    """An agent: its handler plus what its AgentCard says about it.
+
+    Attributes:
+        handler: The async function that runs once per task (and resumes after ``ask``).
+        name: Shown on the card; defaults to the handler's ``__name__`` in :func:`agent`.
+        description: Shown on the card.
+        version: The agent's own version (not the protocol's).
+        skills: Declared skills.
+        extensions: Extensions declared on the card (``capabilities.extensions``).
+        input_modes: Default input media types.
+        output_modes: Default output media types.
+    """
+
+    handler: AgentHandler
+    name: str
+    description: str = ""
+    version: str = "1.0.0"
+    skills: tuple[AgentSkill, ...] = ()
+    extensions: tuple[AgentExtension, ...] = ()
+    input_modes: tuple[str, ...] = _TEXT
+    output_modes: tuple[str, ...] = _TEXT
+
+
+@overload
+def agent(fn: AgentHandler, /) -> Agent: ...
+
+
+@overload
+def agent(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str = "",
+    version: str = "1.0.0",
+    skills: tuple[AgentSkill, ...] = (),
+    extensions: tuple[AgentExtension, ...] = (),
+    input_modes: tuple[str, ...] = _TEXT,
+    output_modes: tuple[str, ...] = _TEXT,
+) -> Callable[[AgentHandler], Agent]: ...
+
+
+def agent(
+    fn: AgentHandler | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str = "",
+    version: str = "1.0.0",
+    skills: tuple[AgentSkill, ...] = (),
+    extensions: tuple[AgentExtension, ...] = (),
+    input_modes: tuple[str, ...] = _TEXT,
+    output_modes: tuple[str, ...] = _TEXT,
+) -> Agent | Callable[[AgentHandler], Agent]:
+    """Make an :class:`Agent` from a handler; usable bare (``@agent``) or with options.
+
+    The name defaults to the handler's ``__name__``; the description to its docstring's
+    first line when not given.
+    """
+
+    def wrap(handler: AgentHandler) -> Agent:
+        doc = inspect.getdoc(handler) or ""
+        return Agent(
+            handler=handler,
+            name=name if name is not None else getattr(handler, "__name__", "agent"),
+            description=description or (doc.splitlines()[0] if doc else ""),
+            version=version,
+            skills=tuple(skills),
+            extensions=tuple(extensions),
+            input_modes=tuple(input_modes),
+            output_modes=tuple(output_modes),
+        )
+
+    return wrap if fn is None else wrap(fn)
+
+
+def as_agent(obj: object) -> Agent:
+    """Turn ``obj`` into an :class:`Agent`.
+
+    Accepts an :class:`Agent` (returned as is), an object with a callable ``handle``
+    attribute (``async def handle(self, ctx)``; ``name``/``description`` attributes are
+    used when present), or an async callable of a context.
+
+    Raises:
+        TypeError: ``obj`` is none of these.
+    """
+    if isinstance(obj, Agent):
+        return obj
+    handle = getattr(obj, "handle", None)
+    if callable(handle) and not inspect.isfunction(obj):
+        doc = inspect.getdoc(type(obj)) or ""
+        return Agent(
+            handler=handle,
+            name=str(getattr(obj, "name", type(obj).__name__)),
+            description=str(getattr(obj, "description", doc.splitlines()[0] if doc else "")),
+        )
+    if callable(obj):
+        return agent(obj)
+    raise TypeError(
+        f"expected an Agent, an async function of a TaskContext or an object with an "
+        f"async handle(ctx) method; got {type(obj).__name__}"
+    )
+
+
+class Delegator(Protocol):
+    """How ``ctx.delegate`` reaches another agent; implemented by the orchestrator layer.
+
+    ``target`` is whatever the implementation understands (a URL, a local Agent, a
+    RemoteAgent...). The runtime passes the calling context so the implementation can
+    record correlation (trace, parent task, depth) and start child tasks, for example in
+    ``ctx.supervisor``.
+    """
+
+    async def delegate(
+        self, ctx: TaskContext, target: object, message: str | Message, **options: object
+    ) -> object:
+        """Run ``message`` on ``target`` on behalf of the task of ``ctx``."""
+        ...

@@ -1,0 +1,283 @@
+"""TaskContext: everything an agent can see and do, for one task.
+
+A handler receives one :class:`TaskContext` per task. Reading is synchronous (the incoming
+message, the caller, the requested extensions, the task so far); every action is async
+and goes through the task's actor, which applies it to the task's state machine, stores
+the result and publishes it before the call returns.
+
+What the handler's actions do to the task::
+
+    await ctx.update("Looking...")        WORKING, with an agent status message
+    await ctx.artifact("chunk", ...)      an artifact, or a chunk of one (append/last_chunk)
+    reply = await ctx.ask("Which city?")  INPUT_REQUIRED; suspends until the client answers
+                                          on this task, then WORKING again
+    await ctx.require_auth("...")         the same with AUTH_REQUIRED
+    await ctx.complete(...) / fail(...) / reject(...)   terminal
+    await ctx.reply("Hi!")                answer with a single Message instead of a task
+                                          (only while nothing else was emitted; after that
+                                          it completes the task with that message)
+    return value                          completes the task (see ``runtime.agent``)
+    raise                                 fails the task with the error text
+
+After a terminal action (or a Message reply) the handler should return: any further
+action raises ``IllegalTransitionError`` and leaves the task as it is. Every action can
+raise ``IllegalTransitionError`` when the lifecycle forbids it (for example appending to
+an artifact that was closed with ``last_chunk``); left uncaught, that fails the task.
+
+Cancellation is the supervisor's business: when a client cancels the task, the handler's
+current await raises the backend's cancellation exception; ``finally`` blocks run, and
+the task ends CANCELED. Handlers should let that exception propagate. Every action ends
+with a checkpoint, so it may be where the cancellation arrives: the action itself has
+then already been recorded (and published) in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from uuid import uuid4
+
+from ..protocol.errors import UnsupportedOperationError
+from ..protocol.models import Artifact, Message, Part, Role, Task, TaskState
+
+if TYPE_CHECKING:
+    from .actor import TaskActor
+    from .agent import Delegator
+    from .supervisor import Supervisor
+
+__all__ = ("TaskContext", "agent_message")
+
+
+def agent_message(content: str | Message) -> Message:
+    """``content`` as an agent Message: a string becomes one text part with a fresh id."""
+    if isinstance(content, Message):
+        return content
+    return Message(message_id=uuid4().hex, role=Role.AGENT, parts=(Part(text=content),))
+
+
+def _parts(content: str | Part | Sequence[Part]) -> tuple[Part, ...]:
+    if isinstance(content, str):
+        return (Part(text=content),)
+    if isinstance(content, Part):
+        return (content,)
+    return tuple(content)
+
+
+class TaskContext:
+    """The agent's view of one task (see the module docstring).
+
+    Created by the runtime for each handler run; not meant to be built by users.
+    """
+
+    __slots__ = ("_actor",)
+
+    def __init__(self, actor: TaskActor) -> None:
+        self._actor = actor
+
+    # -- what the agent reads ----------------------------------------------------------
+
+    @property
+    def task_id(self) -> str:
+        """The task's id (server-generated)."""
+        return self._actor.machine.task_id
+
+    @property
+    def context_id(self) -> str:
+        """The task's context id (the client's, or server-generated)."""
+        return self._actor.machine.context_id
+
+    @property
+    def message(self) -> Message:
+        """The client message that started the task, or the one that last resumed it."""
+        return self._actor.message
+
+    @property
+    def text(self) -> str:
+        """The text of :attr:`message` (its text parts, concatenated)."""
+        return self._actor.message.text
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The parts of :attr:`message`."""
+        return self._actor.message.parts
+
+    @property
+    def metadata(self) -> dict[str, Any] | None:
+        """The metadata of :attr:`message`."""
+        return self._actor.message.metadata
+
+    @property
+    def request_metadata(self) -> dict[str, Any] | None:
+        """The request-level metadata of the request that carried :attr:`message`."""
+        return self._actor.request_metadata
+
+    @property
+    def extensions(self) -> frozenset[str]:
+        """The extension URIs the client requested (``A2A-Extensions``)."""
+        return self._actor.extensions
+
+    @property
+    def caller(self) -> str | None:
+        """The authenticated principal that owns the task; None when anonymous."""
+        return self._actor.owner
+
+    @property
+    def task(self) -> Task:
+        """The task as it is now (an immutable snapshot)."""
+        return self._actor.machine.snapshot()
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """Every message of the task so far, oldest first."""
+        return self._actor.machine.snapshot().history
+
+    @property
+    def task_metadata(self) -> dict[str, Any] | None:
+        """A copy of the task's metadata."""
+        return self._actor.machine.metadata
+
+    @property
+    def supervisor(self) -> Supervisor:
+        """The supervisor running this task (to start local child tasks)."""
+        return self._actor.supervisor
+
+    @property
+    def delegator(self) -> Delegator | None:
+        """The delegator configured on the supervisor, if any."""
+        return self._actor.supervisor.delegator
+
+    # -- what the agent does -------------------------------------------------------------
+
+    async def update(
+        self, text_or_message: str | Message, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Report progress: WORKING with an agent status message.
+
+        ``metadata`` goes on the status update event.
+
+        Raises:
+            IllegalTransitionError: The task already ended.
+        """
+        await self._actor.emit_status(
+            TaskState.WORKING, message=agent_message(text_or_message), metadata=metadata
+        )
+
+    async def artifact(
+        self,
+        content: str | Part | Sequence[Part],
+        *,
+        artifact_id: str | None = None,
+        name: str = "",
+        description: str = "",
+        append: bool = False,
+        last_chunk: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Emit an artifact, or one chunk of it.
+
+        Without ``append`` this creates (or replaces) the artifact ``artifact_id``; with
+        ``append`` the parts extend the artifact of that id. ``last_chunk`` closes it.
+        ``metadata`` is the artifact's metadata.
+
+        Returns:
+            The artifact id (generated when ``artifact_id`` is None), for later chunks.
+
+        Raises:
+            ValueError: ``append`` without an ``artifact_id``.
+            IllegalTransitionError: The task ended, or the chunk does not fit the artifact.
+        """
+        if artifact_id is None:
+            if append:
+                raise ValueError("append=True needs the artifact_id of an earlier chunk")
+            artifact_id = uuid4().hex
+        artifact = Artifact(
+            artifact_id=artifact_id,
+            parts=_parts(content),
+            name=name,
+            description=description,
+            metadata=metadata,
+        )
+        await self._actor.emit_artifact(artifact, append=append, last_chunk=last_chunk)
+        return artifact_id
+
+    async def reply(self, text_or_message: str | Message) -> None:
+        """Answer with a single Message instead of a task.
+
+        If the task has emitted nothing yet, the requester receives just this Message and
+        the task is discarded (never stored). Otherwise the task completes with it as its
+        status message. Return from the handler afterwards.
+
+        Raises:
+            IllegalTransitionError: The task already ended.
+        """
+        await self._actor.reply(agent_message(text_or_message))
+
+    async def complete(self, text_or_message: str | Message | None = None) -> None:
+        """End the task COMPLETED, optionally with a status message.
+
+        Raises:
+            IllegalTransitionError: The task already ended.
+        """
+        message = agent_message(text_or_message) if text_or_message is not None else None
+        await self._actor.emit_status(TaskState.COMPLETED, message=message)
+
+    async def fail(self, text_or_message: str | Message) -> None:
+        """End the task FAILED with a status message saying why.
+
+        Raises:
+            IllegalTransitionError: The task already ended.
+        """
+        await self._actor.emit_status(TaskState.FAILED, message=agent_message(text_or_message))
+
+    async def reject(self, text_or_message: str | Message) -> None:
+        """End the task REJECTED (the agent will not do it) with a status message.
+
+        Raises:
+            IllegalTransitionError: The task already ended.
+        """
+        await self._actor.emit_status(TaskState.REJECTED, message=agent_message(text_or_message))
+
+    def ask(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
+        """Ask the client for input and wait for it: ``reply = await ctx.ask("...")``.
+
+        The task goes INPUT_REQUIRED with this question as its status message and gives up
+        its running slot; blocking requests return and streams end. When the client sends
+        the next message on this task, the task goes WORKING again, waits for a running
+        slot if all are taken, and the message is returned (it is then also
+        :attr:`message`). A cancel while waiting ends the task CANCELED.
+
+        Raises:
+            IllegalTransitionError: The task already ended.
+        """
+        # Not an ``async def`` on purpose: returning the actor's coroutine saves one
+        # suspended frame per parked task.
+        return self._actor.interrupt(TaskState.INPUT_REQUIRED, agent_message(text_or_message))
+
+    def require_auth(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
+        """Like :meth:`ask`, in AUTH_REQUIRED: say what authorisation is needed, and wait.
+
+        Raises:
+            IllegalTransitionError: The task already ended.
+        """
+        return self._actor.interrupt(TaskState.AUTH_REQUIRED, agent_message(text_or_message))
+
+    async def set_task_metadata(self, **values: Any) -> None:
+        """Merge ``values`` into the task metadata (stored; no event is streamed)."""
+        await self._actor.update_metadata(values)
+
+    async def update_task_metadata(self, values: Mapping[str, Any]) -> None:
+        """Merge ``values`` into the task metadata (stored; no event is streamed)."""
+        await self._actor.update_metadata(values)
+
+    async def delegate(self, target: object, message: str | Message, **options: object) -> object:
+        """Hand ``message`` to another agent through the supervisor's delegator.
+
+        Raises:
+            UnsupportedOperationError: No delegator is configured.
+        """
+        delegator = self.delegator
+        if delegator is None:
+            raise UnsupportedOperationError(
+                "delegation is not configured: pass delegator= to the Supervisor"
+            )
+        return await delegator.delegate(self, target, message, **options)

@@ -1,0 +1,77 @@
+"""The in-memory task store: the default store and the fake every test uses.
+
+A dict from task id to :class:`~a2a_actors.stores.base.StoredTask`. Saving and reading
+never checkpoint (nothing here awaits), so a save cannot be interrupted half-way.
+Listing sorts the matching records on every call (O(n log n)), which is fine for an
+embedded store; a durable store answers the same query from an index.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from .base import (
+    StoredTask,
+    TaskPage,
+    TaskQuery,
+    decode_page_token,
+    encode_page_token,
+    sort_key,
+)
+
+__all__ = ("MemoryTaskStore",)
+
+
+class MemoryTaskStore:
+    """A :class:`~a2a_actors.stores.base.TaskStore` that keeps records in a dict."""
+
+    __slots__ = ("_records",)
+
+    def __init__(self) -> None:
+        self._records: dict[str, StoredTask] = {}
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._records
+
+    async def save(self, record: StoredTask) -> None:
+        """Store ``record`` unless a record with a higher version is already stored."""
+        task_id = record.task.id
+        old = self._records.get(task_id)
+        if old is None or old.version <= record.version:
+            self._records[task_id] = record
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        """The stored record of ``task_id``, or None."""
+        return self._records.get(task_id)
+
+    async def list(self, query: TaskQuery) -> TaskPage:
+        """One page of matching records, newest first by status timestamp, then id.
+
+        Raises:
+            InvalidParamsError: ``query.page_token`` is not a token of this store.
+        """
+        matches = [r for r in self._records.values() if query.matches(r)]
+        matches.sort(key=sort_key, reverse=True)
+        start = 0
+        if query.page_token:
+            cursor = decode_page_token(query.page_token)
+            start = len(matches)
+            for index, record in enumerate(matches):
+                if sort_key(record) < cursor:
+                    start = index
+                    break
+        page = matches[start : start + query.page_size]
+        more = start + len(page) < len(matches)
+        token = encode_page_token(sort_key(page[-1])) if more and page else ""
+        return TaskPage(records=tuple(page), next_page_token=token, total_size=len(matches))
+
+    async def delete(self, task_id: str) -> None:
+        """Remove ``task_id``; nothing happens when it is not stored."""
+        self._records.pop(task_id, None)
+
+    def records(self) -> builtins.list[StoredTask]:
+        """Every stored record, in no particular order (for tests and debugging)."""
+        return list(self._records.values())
