@@ -74,6 +74,7 @@ from .publication import SETTLED_STATES, Publication
 
 if TYPE_CHECKING:
     from .admission import Ticket
+    from .agent import Agent
     from .supervisor import Supervisor
 
 __all__ = ("SHUTDOWN_TEXT", "STILL_WORKING_TEXT", "ActorStatistics", "TaskActor")
@@ -142,7 +143,9 @@ class TaskActor(Publication):
         "_mailbox",
         "_running",
         "_sup",
+        "agent",
         "extensions",
+        "headers",
         "machine",
         "message",
         "owner",
@@ -159,9 +162,13 @@ class TaskActor(Publication):
         message: Message,
         extensions: frozenset[str],
         request_metadata: dict[str, Any] | None = None,
+        agent: Agent | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self._sup = supervisor
+        self.agent = agent if agent is not None else supervisor._agent
+        self.headers = headers
         self.machine = machine
         self.owner = owner
         self.request_metadata = request_metadata
@@ -273,7 +280,7 @@ class TaskActor(Publication):
                 try:
                     await self._take_slot()
                     try:
-                        result = await self._sup._agent.handler(TaskContext(self))
+                        result = await self.agent.handler(TaskContext(self))
                     finally:
                         self._give_slot()
                 except Exception as exc:
@@ -395,7 +402,7 @@ class TaskActor(Publication):
             )
             await self._flush_pending()
             return
-        logger.error("task %s: agent %r failed", self.task_id, self._sup.agent.name, exc_info=error)
+        logger.error("task %s: agent %r failed", self.task_id, self.agent.name, exc_info=error)
         self._terminate(_S.FAILED, str(error) or type(error).__name__)
         await self._flush()
 

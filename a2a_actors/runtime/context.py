@@ -42,8 +42,10 @@ from ..protocol.models import Artifact, Message, Part, Role, Task, TaskState
 
 if TYPE_CHECKING:
     from .actor import TaskActor
-    from .agent import Delegator
+    from .agent import Agent, Delegator
     from .supervisor import Supervisor
+
+_NO_HEADERS: Mapping[str, str] = {}
 
 __all__ = ("TaskContext", "agent_message")
 
@@ -110,6 +112,17 @@ class TaskContext:
     def request_metadata(self) -> dict[str, Any] | None:
         """The request-level metadata of the request that carried :attr:`message`."""
         return self._actor.request_metadata
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Transport headers the server passed along with the request that created the
+        task (lower-case names, e.g. ``traceparent``); empty when there are none."""
+        return self._actor.headers or _NO_HEADERS
+
+    @property
+    def agent(self) -> Agent:
+        """The agent running this task (the supervisor's, or a delegated local one)."""
+        return self._actor.agent
 
     @property
     def extensions(self) -> frozenset[str]:

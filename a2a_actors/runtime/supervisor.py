@@ -64,7 +64,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
@@ -263,6 +263,9 @@ class Supervisor:
         *,
         caller: str | None = None,
         extensions: frozenset[str] = frozenset(),
+        agent: Agent | None = None,
+        headers: Mapping[str, str] | None = None,
+        on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> Task | Message:
         """SendMessage: start a task, or resume an interrupted one (see module docstring).
 
@@ -271,6 +274,14 @@ class Supervisor:
         a terminal or interrupted state, or with the agent's Message reply. The returned
         Task is cut to ``configuration.historyLength``. If the caller is cancelled while
         waiting, the task goes on.
+
+        For a new task, ``agent`` runs it instead of the supervisor's own agent (a local
+        delegation), ``headers`` are the transport headers its context exposes
+        (``ctx.headers``), and ``on_create`` is awaited with the new task's SUBMITTED
+        snapshot as soon as its id exists, before it runs, is stored or is seen by anyone
+        (the server registers an inline push config there, so the first pushed event
+        already has its receiver); if it raises, nothing is created and the error
+        propagates. All three are ignored when the message resumes an existing task.
 
         Raises:
             ServerBusyError: Too many live tasks (nothing was created), or not running.
@@ -291,7 +302,15 @@ class Supervisor:
             else:
                 await actor.wait_settled(after)
         else:
-            actor, _ = await self._create(request, caller, extensions, commit=immediate)
+            actor, _ = await self._create(
+                request,
+                caller,
+                extensions,
+                commit=immediate,
+                agent=agent,
+                headers=headers,
+                on_create=on_create,
+            )
             if not immediate:
                 await actor.wait_settled()
         reply = actor.reply_message
@@ -307,6 +326,9 @@ class Supervisor:
         *,
         caller: str | None = None,
         extensions: frozenset[str] = frozenset(),
+        agent: Agent | None = None,
+        headers: Mapping[str, str] | None = None,
+        on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> AbstractAsyncContextManager[Subscription]:
         """SendStreamingMessage, as an async context manager yielding the event stream.
 
@@ -314,18 +336,25 @@ class Supervisor:
         or a single ``message`` event when the agent replied with a Message; the stream
         ends after a terminal or interrupted state. Leaving the context early stops the
         stream, not the task. Errors that happen before the first event are raised by
-        ``__aenter__``.
+        ``__aenter__``. ``agent``, ``headers`` and ``on_create`` are as for
+        :meth:`send_message`.
 
         Raises:
             ServerBusyError, TaskNotFoundError, UnsupportedOperationError,
             InvalidParamsError: As for :meth:`send_message`, from ``__aenter__``.
             SubscriberDropped: From the iterator, if its consumer falls too far behind.
         """
-        return self._stream(request, caller, extensions)
+        return self._stream(request, caller, extensions, agent, headers, on_create)
 
     @asynccontextmanager
     async def _stream(
-        self, request: SendMessageRequest, caller: str | None, extensions: frozenset[str]
+        self,
+        request: SendMessageRequest,
+        caller: str | None,
+        extensions: frozenset[str],
+        agent: Agent | None,
+        headers: Mapping[str, str] | None,
+        on_create: Callable[[Task], Awaitable[None]] | None,
     ) -> AsyncIterator[Subscription]:
         message = request.message
         if message.task_id:
@@ -338,7 +367,14 @@ class Supervisor:
                 raise
         else:
             _, created = await self._create(
-                request, caller, extensions, commit=False, subscribe=True
+                request,
+                caller,
+                extensions,
+                commit=False,
+                subscribe=True,
+                agent=agent,
+                headers=headers,
+                on_create=on_create,
             )
             assert created is not None
             sub = created
@@ -527,6 +563,9 @@ class Supervisor:
         *,
         commit: bool,
         subscribe: bool = False,
+        agent: Agent | None = None,
+        headers: Mapping[str, str] | None = None,
+        on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> tuple[TaskActor, Subscription | None]:
         tg = self._require_running()
         self._admission.admit()
@@ -536,6 +575,8 @@ class Supervisor:
             context_id = message.context_id or self._id_factory()
             machine = TaskMachine(task_id, context_id, timestamp=utc_now())
             bound = machine.add_user_message(message)
+            if on_create is not None:
+                await on_create(machine.snapshot())
         except BaseException:
             self._admission.retire()
             raise
@@ -546,6 +587,8 @@ class Supervisor:
             message=bound,
             extensions=extensions,
             request_metadata=request.metadata,
+            agent=agent,
+            headers=headers,
         )
         self._actors[task_id] = actor
         sub = actor.subscribe("all") if subscribe else None
