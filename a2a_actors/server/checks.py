@@ -13,7 +13,7 @@ answer with, when that differs from the error table's) or an A2A error itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -27,6 +27,8 @@ from a2a_actors.protocol.errors import (
 )
 
 __all__ = (
+    "FORWARDED_HEADERS",
+    "forwarded_headers",
     "LEGACY_VERSION",
     "HTTPRefusal",
     "Lookup",
@@ -156,3 +158,16 @@ def version_error(version: str) -> VersionNotSupportedError:
 def requested_extensions(values: Iterable[str]) -> frozenset[str]:
     """The extension URIs of every ``A2A-Extensions`` header line (comma-separated)."""
     return frozenset(uri for value in values for part in value.split(",") if (uri := part.strip()))
+
+
+#: Request headers passed on to agents as ``ctx.headers`` (W3C Trace Context).
+FORWARDED_HEADERS = ("traceparent", "tracestate")
+
+
+def forwarded_headers(get: Callable[[str], str | None]) -> dict[str, str]:
+    """The request headers agents may see (:data:`FORWARDED_HEADERS`), lower-case names.
+
+    Args:
+        get: Looks a request header up by name (e.g. ``request.headers.get``).
+    """
+    return {name: value for name in FORWARDED_HEADERS if (value := get(name))}

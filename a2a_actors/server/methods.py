@@ -13,7 +13,7 @@ context managers: errors before the first event raise from ``__aenter__``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -59,12 +59,34 @@ class CallContext:
         authenticated: Whether valid credentials were presented.
         extensions: Extension URIs the request activates (``A2A-Extensions``).
         base_url: The request's own base URL (for card interface URLs).
+        headers: Transport headers handed to the agent (``ctx.headers``): the W3C trace
+            context (``traceparent``, ``tracestate``), lower-case names.
     """
 
     caller: str | None = None
     authenticated: bool = False
     extensions: frozenset[str] = field(default_factory=frozenset)
     base_url: str = "http://localhost"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class _InlinePush:
+    """Registers a request's inline push config for the task it creates (``on_create``)."""
+
+    __slots__ = ("_config", "_created", "_push")
+
+    def __init__(self, push: PushConfigs, config: TaskPushNotificationConfig) -> None:
+        self._push = push
+        self._config = config
+        self._created: TaskPushNotificationConfig | None = None
+
+    async def __call__(self, task: Task) -> None:
+        self._created = await self._push.create(task.id, self._config)
+
+    async def forget(self) -> None:
+        """Delete the registered config (its task was never committed)."""
+        if self._created is not None:
+            await self._push.delete(self._created.task_id, self._created.id)
 
 
 class Methods:
@@ -118,15 +140,20 @@ class Methods:
     async def send_message(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:
         """SendMessage (blocking, ``returnImmediately`` and ``historyLength`` as requested).
 
-        An inline ``taskPushNotificationConfig`` is registered for the task of the result.
+        An inline ``taskPushNotificationConfig`` is registered as soon as the task exists,
+        before it runs, so its receiver gets every event (the initial Task included).
         """
         self._check_extensions(request, ctx)
-        inline = self._inline_push(request)
+        registrar = self._registrar(self._inline_push(request))
         result = await self.supervisor.send_message(
-            request, caller=ctx.caller, extensions=ctx.extensions
+            request,
+            caller=ctx.caller,
+            extensions=ctx.extensions,
+            headers=ctx.headers,
+            on_create=registrar,
         )
-        if inline is not None and isinstance(result, Task):
-            await self.push.create(result.id, inline)
+        if registrar is not None and isinstance(result, Message):
+            await registrar.forget()  # the provisional task was discarded: so is its config
         return result
 
     @asynccontextmanager
@@ -135,28 +162,23 @@ class Methods:
     ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
         """SendStreamingMessage: the task's events, starting with the Task (or one Message).
 
-        An inline ``taskPushNotificationConfig`` is registered when the Task event arrives.
+        An inline ``taskPushNotificationConfig`` is registered as soon as the task exists.
         """
         self._check_streaming()
         self._check_extensions(request, ctx)
         inline = self._inline_push(request)
         async with self.supervisor.stream_message(
-            request, caller=ctx.caller, extensions=ctx.extensions
+            request,
+            caller=ctx.caller,
+            extensions=ctx.extensions,
+            headers=ctx.headers,
+            on_create=self._registrar(inline),
         ) as events:
-            if inline is None:
-                yield events
-            else:
-                yield self._register_on_task(events, inline)
+            yield events
 
-    async def _register_on_task(
-        self, events: AsyncIterator[StreamResponse], inline: TaskPushNotificationConfig
-    ) -> AsyncIterator[StreamResponse]:
-        registered = False
-        async for event in events:
-            if not registered and event.task is not None:
-                await self.push.create(event.task.id, inline)
-                registered = True
-            yield event
+    def _registrar(self, inline: TaskPushNotificationConfig | None) -> _InlinePush | None:
+        """The ``on_create`` hook registering an inline push config for a new task."""
+        return None if inline is None else _InlinePush(self.push, inline)
 
     async def get_task(self, request: GetTaskRequest, ctx: CallContext) -> Task:
         """GetTask."""

@@ -21,7 +21,7 @@ from a2a_actors.runtime import Supervisor, as_agent
 
 from .auth import Authenticator
 from .card import Cards
-from .checks import requested_extensions
+from .checks import forwarded_headers, requested_extensions
 from .config import ServerConfig
 from .methods import CallContext, Methods
 from .push_configs import MemoryPushConfigStore, PushConfigs, PushConfigStore
@@ -156,6 +156,7 @@ class A2AService:
             authenticated=self.auth.enabled,
             extensions=requested_extensions(request.headers.getlist("A2A-Extensions")),
             base_url=request_base_url(request),
+            headers=forwarded_headers(request.headers.get),
         )
 
     def anonymous_context(self, request: Request) -> CallContext:
@@ -163,6 +164,7 @@ class A2AService:
         return CallContext(
             extensions=requested_extensions(request.headers.getlist("A2A-Extensions")),
             base_url=request_base_url(request),
+            headers=forwarded_headers(request.headers.get),
         )
 
     def extended_card_is_public(self) -> bool:

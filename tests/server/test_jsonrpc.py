@@ -415,6 +415,47 @@ async def test_inline_push_config_is_registered() -> None:
             assert [c["id"] for c in listed["configs"]] == ["inline"]
 
 
+async def test_inline_push_config_of_a_message_reply_is_discarded() -> None:
+    from a2a_actors.server.push_configs import MemoryPushConfigStore
+
+    store = MemoryPushConfigStore()
+    config = ServerConfig(push_notifications=True)
+    with anyio.fail_after(TIMEOUT):
+        async with running_app(config=config, push_store=store) as client:
+            inline = {"id": "inline", "url": "https://hooks.example.com"}
+            params = send_params("message", configuration={"taskPushNotificationConfig": inline})
+            result = await rpc_result(client, "SendMessage", params)
+            assert "message" in result
+            assert (await rpc_result(client, "ListTasks", {}))["tasks"] == []
+            # It was registered while the task was provisional, then discarded with it.
+            assert store._by_task == {}
+            kept = send_params("hello", configuration={"taskPushNotificationConfig": inline})
+            task = (await rpc_result(client, "SendMessage", kept))["task"]
+            assert list(store._by_task) == [task["id"]]
+
+
+async def test_trace_context_headers_reach_the_agent() -> None:
+    from a2a_actors.runtime import TaskContext, agent
+
+    @agent(name="tracer")
+    async def tracer(ctx: TaskContext) -> str:
+        return f"{ctx.headers.get('traceparent', '-')}|{ctx.headers.get('tracestate', '-')}"
+
+    parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    with anyio.fail_after(TIMEOUT):
+        async with running_app(tracer) as client:
+            result = await rpc_result(
+                client,
+                "SendMessage",
+                send_params("hi"),
+                headers={"traceparent": parent, "tracestate": "a=1", "X-Other": "no"},
+            )
+            status = result["task"]["status"]["message"]["parts"][0]["text"]
+            assert status == f"{parent}|a=1"
+            plain = await rpc_result(client, "SendMessage", send_params("hi"))
+            assert plain["task"]["status"]["message"]["parts"][0]["text"] == "-|-"
+
+
 async def test_extended_card() -> None:
     extra = SKILL.__class__(id="secret", name="Secret", description="hidden", tags=("x",))
     with anyio.fail_after(TIMEOUT):
