@@ -43,6 +43,7 @@ from .errors import A2AConnectionError, error_from_http
 __all__ = (
     "EventSource",
     "HTTPTransport",
+    "SSEEventIterator",
     "Timeouts",
     "Transport",
     "is_none_type",

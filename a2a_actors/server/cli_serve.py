@@ -28,7 +28,7 @@ from .auth import principal_for_secret
 from .config import ServedAgent, ServerConfig
 from .serve import serve
 
-__all__ = ("load_target", "register", "run")
+__all__ = ("TargetError", "load_target", "register", "run")
 
 
 class TargetError(Exception):

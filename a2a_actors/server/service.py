@@ -30,7 +30,7 @@ from .sse import StreamHub
 if TYPE_CHECKING:
     from quart import Request
 
-__all__ = ("A2AService", "ServerNotRunningError")
+__all__ = ("A2AService", "ServerNotRunningError", "request_base_url")
 
 EXTENSION_KEY = "a2a_actors"
 
