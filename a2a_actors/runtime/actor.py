@@ -150,6 +150,7 @@ class TaskActor(Publication):
         "message",
         "owner",
         "request_metadata",
+        "resumed",
         "ticket",
     )
 
@@ -169,6 +170,7 @@ class TaskActor(Publication):
         self._sup = supervisor
         self.agent = agent if agent is not None else supervisor._agent
         self.headers = headers
+        self.resumed = False
         self.machine = machine
         self.owner = owner
         self.request_metadata = request_metadata
@@ -278,6 +280,8 @@ class TaskActor(Publication):
             result: object = None
             try:
                 try:
+                    if self.machine.interrupted:  # restored from the store: wait for input
+                        await self._resume()
                     await self._take_slot()
                     try:
                         result = await self.agent.handler(TaskContext(self))
@@ -322,8 +326,9 @@ class TaskActor(Publication):
                     with anyio.CancelScope(shield=True):
                         await self.abort("internal error", failed=True)
                 else:  # the supervisor is shutting down (or the process is exiting)
-                    with anyio.CancelScope(shield=True):
-                        await self.abort(SHUTDOWN_TEXT)
+                    if not (self._sup._keep_interrupted and self.machine.interrupted):
+                        with anyio.CancelScope(shield=True):
+                            await self.abort(SHUTDOWN_TEXT)
                     raise
             if self._sup._retention_enabled:
                 with anyio.CancelScope(shield=self._cancel_requested):
@@ -511,6 +516,21 @@ class TaskActor(Publication):
         await self.emit_status(_S.WORKING, checkpoint=False)
         await self._take_slot()
         return self.message
+
+    async def _resume(self) -> None:
+        """Take the client's message that resumes a restored task, and go WORKING.
+
+        Its handler then starts from the beginning, with the whole history
+        (``ctx.resumed`` is true)."""
+        self.resumed = True
+        mailbox = self._mailbox
+        if mailbox is None:
+            mailbox = self._mailbox = Mailbox(self._sup._mailbox_size)
+        item = await mailbox.receive()
+        self.request_metadata = item.request_metadata
+        self.extensions = item.extensions
+        self.message = self.machine.add_user_message(item.message)
+        await self.emit_status(_S.WORKING, checkpoint=False)
 
     async def reply(self, message: Message) -> None:
         """Answer with a Message: discards a provisional task, else completes the task.

@@ -120,6 +120,13 @@ class TaskContext:
         return self._actor.headers or _NO_HEADERS
 
     @property
+    def resumed(self) -> bool:
+        """True when this run restarted a task restored from the store (after a server
+        restart): the handler starts again from the beginning, :attr:`message` is the
+        client's new message and :attr:`history` holds everything before it."""
+        return self._actor.resumed
+
+    @property
     def agent(self) -> Agent:
         """The agent running this task (the supervisor's, or a delegated local one)."""
         return self._actor.agent

@@ -183,6 +183,12 @@ class Publication:
             self._stage_commit(self.machine.version, self.machine.snapshot())
             await self._flush()
 
+    def restore_published(self, snapshot: Task, version: int) -> None:
+        """Start from a task that is already stored and visible (a restored task)."""
+        self._committed = True
+        self._published = snapshot
+        self._published_version = version
+
     def _stage_commit(self, version: int, snapshot: Task) -> None:
         self._committed = True
         self._pending.append((version, StreamResponse(task=snapshot), False))

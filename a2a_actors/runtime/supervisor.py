@@ -79,10 +79,18 @@ from ..protocol.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from ..protocol.models import Message, StreamResponse, Task, TaskState, utc_now
+from ..protocol.models import (
+    Message,
+    Role,
+    StreamResponse,
+    Task,
+    TaskState,
+    TaskStatusUpdateEvent,
+    utc_now,
+)
 from ..protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
 from ..protocol.state import INTERRUPTED_STATES, TaskMachine, apply_history_length, is_terminal
-from ..stores.base import DEFAULT_PAGE_SIZE, StoredTask, TaskQuery, TaskStore
+from ..stores.base import DEFAULT_PAGE_SIZE, RecoverableStore, StoredTask, TaskQuery, TaskStore
 from ..stores.memory import MemoryTaskStore
 from .actor import SHUTDOWN_TEXT, ActorStatistics, TaskActor
 from .admission import Admission
@@ -145,6 +153,9 @@ class Supervisor:
         observers: Receive every published event (see :class:`EventObserver`).
         id_factory: Makes task ids and generated context ids.
         clock: Monotonic seconds, for ``retention_ttl`` (inject one in tests).
+        keep_interrupted: At shutdown, leave tasks waiting for input as they are stored
+            (resumable by a later process on the same durable store) instead of
+            recording them CANCELED.
 
     Raises:
         TypeError: ``agent`` is not an agent.
@@ -166,6 +177,7 @@ class Supervisor:
         observers: Sequence[EventObserver] = (),
         id_factory: Callable[[], str] = _uuid,
         clock: Callable[[], float] = time.monotonic,
+        keep_interrupted: bool = False,
     ) -> None:
         if mailbox_size < 1 or subscriber_buffer < 1:
             raise ValueError("mailbox_size and subscriber_buffer must be at least 1")
@@ -183,6 +195,7 @@ class Supervisor:
         self._dropped_subscribers = 0
         self._tg: anyio.abc.TaskGroup | None = None
         self._host_tg: anyio.abc.TaskGroup | None = None
+        self._keep_interrupted = keep_interrupted
 
     @property
     def agent(self) -> Agent:
@@ -201,15 +214,37 @@ class Supervisor:
     ) -> None:
         """Serve until cancelled; start it with ``await task_group.start(sup.run)``.
 
-        Calls ``task_status.started(self)`` once requests are accepted. On cancellation,
-        every live task is cancelled and recorded CANCELED ("server shutting down") in the
-        store before this returns (by re-raising the cancellation).
+        Calls ``task_status.started(self)`` once requests are accepted. With a durable
+        store (:class:`~a2a_actors.stores.base.RecoverableStore`), it first recovers what
+        a previous process left: tasks that were SUBMITTED or WORKING become FAILED with
+        a status message saying the server restarted (observers are told, so push
+        receivers learn it), and tasks waiting in INPUT_REQUIRED/AUTH_REQUIRED stay
+        resumable by their client's next message. On cancellation, every live task is
+        cancelled and recorded CANCELED ("server shutting down") in the store before
+        this returns (by re-raising the cancellation) — except, with
+        ``keep_interrupted``, tasks waiting for input, which stay stored as they are so
+        that a later process can resume them.
 
         Raises:
             RuntimeError: The supervisor is already running.
         """
         if self._tg is not None:
             raise RuntimeError("this supervisor is already running")
+        store = self._store
+        if isinstance(store, RecoverableStore):
+            report = await store.recover(now=utc_now())
+            for record in report.failed:
+                task = record.task
+                update = TaskStatusUpdateEvent(
+                    task_id=task.id, context_id=task.context_id, status=task.status
+                )
+                self._notify(task.id, record.owner, StreamResponse(status_update=update))
+            if report.failed:
+                logger.warning(
+                    "recovered the store: %d unfinished task(s) marked FAILED, %d resumable",
+                    len(report.failed),
+                    len(report.resumable),
+                )
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -221,6 +256,8 @@ class Supervisor:
             self._tg = None
             with anyio.CancelScope(shield=True):
                 for actor in list(self._actors.values()):
+                    if self._keep_interrupted and actor.machine.interrupted:
+                        continue  # stored as it is; a later process resumes it
                     await actor.abort(SHUTDOWN_TEXT)
 
     async def __aenter__(self) -> Self:
@@ -642,10 +679,40 @@ class Supervisor:
         if actor is not None:
             return actor
         record = await self._stored(task_id, caller)
-        TaskMachine.restore(record.task).check_user_message(message)  # terminal: refused
-        raise UnsupportedOperationError(
-            f"Task {task_id} is not running on this server", metadata={"taskId": task_id}
+        machine = TaskMachine.restore(record.task, version=record.version)
+        machine.check_user_message(message)  # terminal: refused
+        if not machine.interrupted:
+            raise UnsupportedOperationError(
+                f"Task {task_id} is not running on this server", metadata={"taskId": task_id}
+            )
+        return self._restore(record, machine)
+
+    def _restore(self, record: StoredTask, machine: TaskMachine) -> TaskActor:
+        """An actor for a stored interrupted task whose process is gone (e.g. after a
+        restart): its agent starts again from the beginning, with the task's history and
+        the client's new message (``ctx.resumed`` is true)."""
+        tg = self._require_running()
+        self._admission.admit()
+        last_user = next((m for m in reversed(record.task.history) if m.role is Role.USER), None)
+        actor = TaskActor(
+            self,
+            machine,
+            owner=record.owner,
+            message=last_user or machine.snapshot().history[-1],
+            extensions=frozenset(),
         )
+        actor.restore_published(record.task, record.version)
+        self._actors[record.task.id] = actor
+        actor.attach(tg.start_soon(actor.run))
+        return actor
+
+    def _notify(self, task_id: str, owner: str | None, event: StreamResponse) -> None:
+        """Tell every observer about an event that no actor publishes (terminal)."""
+        for observer in self._observers:
+            try:
+                observer.task_event(task_id, owner, event, terminal=True)
+            except Exception:
+                logger.exception("task %s: event observer failed", task_id)
 
     async def _cancel_stored(self, record: StoredTask, metadata: dict[str, Any] | None) -> Task:
         """Cancel a stored task that has no actor (left by an earlier process)."""
@@ -655,11 +722,5 @@ class Supervisor:
             event = msgspec.structs.replace(event, metadata=metadata)
         task = machine.snapshot()
         await self._store.save(StoredTask(task, record.owner, machine.version))
-        for observer in self._observers:
-            try:
-                observer.task_event(
-                    task.id, record.owner, StreamResponse(status_update=event), terminal=True
-                )
-            except Exception:
-                logger.exception("task %s: event observer failed", task.id)
+        self._notify(task.id, record.owner, StreamResponse(status_update=event))
         return task

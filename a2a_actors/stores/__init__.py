@@ -1,10 +1,12 @@
-"""Task storage: the :class:`TaskStore` protocol and its in-memory implementation."""
+"""Task storage: the :class:`TaskStore` protocol, the in-memory store and the SQLite store."""
 
 from __future__ import annotations
 
 from .base import (
     DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE as MAX_PAGE_SIZE,
+    RecoverableStore as RecoverableStore,
+    RecoveryReport as RecoveryReport,
     StoredTask as StoredTask,
     TaskPage as TaskPage,
     TaskQuery as TaskQuery,
@@ -14,11 +16,31 @@ from .base import (
     sort_key as sort_key,
 )
 from .memory import MemoryTaskStore as MemoryTaskStore
+from .sqlite import (
+    SQLitePushConfigStore as SQLitePushConfigStore,
+    SQLiteStoreStatistics as SQLiteStoreStatistics,
+    SQLiteTaskStore as SQLiteTaskStore,
+)
+from .sqlite_schema import (
+    SchemaTooNewError as SchemaTooNewError,
+    StoreClosedError as StoreClosedError,
+    StoreCorruptError as StoreCorruptError,
+    StoreError as StoreError,
+)
 
 __all__ = (
     "DEFAULT_PAGE_SIZE",
     "MAX_PAGE_SIZE",
     "MemoryTaskStore",
+    "RecoverableStore",
+    "RecoveryReport",
+    "SQLitePushConfigStore",
+    "SQLiteStoreStatistics",
+    "SQLiteTaskStore",
+    "SchemaTooNewError",
+    "StoreClosedError",
+    "StoreCorruptError",
+    "StoreError",
     "StoredTask",
     "TaskPage",
     "TaskQuery",

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import datetime as _dt
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import msgspec
 
@@ -34,6 +35,8 @@ from ..protocol.models import Task, TaskState
 __all__ = (
     "DEFAULT_PAGE_SIZE",
     "MAX_PAGE_SIZE",
+    "RecoverableStore",
+    "RecoveryReport",
     "StoredTask",
     "TaskPage",
     "TaskQuery",
@@ -105,6 +108,30 @@ class TaskPage(msgspec.Struct, frozen=True):
     records: tuple[StoredTask, ...]
     next_page_token: str
     total_size: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RecoveryReport:
+    """What :meth:`RecoverableStore.recover` did.
+
+    Attributes:
+        failed: The new FAILED records of the tasks that were SUBMITTED or WORKING.
+        resumable: Ids of the tasks waiting in INPUT_REQUIRED or AUTH_REQUIRED; they were
+            left unchanged and can be resumed by their client's next message.
+    """
+
+    failed: tuple[StoredTask, ...]
+    resumable: tuple[str, ...]
+
+
+@runtime_checkable
+class RecoverableStore(Protocol):
+    """A durable store that outlives processes; the supervisor recovers it at start-up."""
+
+    async def recover(self, *, now: _dt.datetime) -> RecoveryReport:
+        """Fail every task left SUBMITTED or WORKING by a previous process (with a status
+        message saying the server restarted); report the interrupted ones."""
+        ...
 
 
 class TaskStore(Protocol):
