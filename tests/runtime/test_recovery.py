@@ -53,15 +53,19 @@ async def test_input_required_task_resumes_after_a_restart(tmp_path: Path) -> No
     runs.clear()
     path = tmp_path / "tasks.db"
     with anyio.fail_after(10):
-        async with SQLiteTaskStore.open(path) as store:
-            async with Supervisor(city_agent, store=store, keep_interrupted=True) as sup:
-                parked = as_task(await sup.send_message(user("forecast")))
-                assert parked.status.state is TaskState.INPUT_REQUIRED
-        async with SQLiteTaskStore.open(path) as store:
-            async with Supervisor(city_agent, store=store, keep_interrupted=True) as sup:
-                stored = await sup.get_task(parked.id)
-                assert stored.status.state is TaskState.INPUT_REQUIRED
-                done = as_task(await sup.send_message(user("Paris", task_id=parked.id)))
+        async with (
+            SQLiteTaskStore.open(path) as store,
+            Supervisor(city_agent, store=store, keep_interrupted=True) as sup,
+        ):
+            parked = as_task(await sup.send_message(user("forecast")))
+            assert parked.status.state is TaskState.INPUT_REQUIRED
+        async with (
+            SQLiteTaskStore.open(path) as store,
+            Supervisor(city_agent, store=store, keep_interrupted=True) as sup,
+        ):
+            stored = await sup.get_task(parked.id)
+            assert stored.status.state is TaskState.INPUT_REQUIRED
+            done = as_task(await sup.send_message(user("Paris", task_id=parked.id)))
     assert done.status.state is TaskState.COMPLETED
     assert done.context_id == parked.context_id
     assert done.status.message is not None
@@ -78,9 +82,11 @@ async def test_input_required_task_resumes_after_a_restart(tmp_path: Path) -> No
 async def test_without_keep_interrupted_shutdown_cancels_waiting_tasks(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
     with anyio.fail_after(10):
-        async with SQLiteTaskStore.open(path) as store:
-            async with Supervisor(city_agent, store=store) as sup:
-                parked = as_task(await sup.send_message(user("forecast")))
+        async with (
+            SQLiteTaskStore.open(path) as store,
+            Supervisor(city_agent, store=store) as sup,
+        ):
+            parked = as_task(await sup.send_message(user("forecast")))
         async with SQLiteTaskStore.open(path) as store:
             record = await store.get(parked.id)
     assert record is not None
@@ -97,12 +103,14 @@ async def test_unfinished_tasks_are_failed_at_start_and_observers_told(tmp_path:
             # What a killed process leaves behind.
             await store.save(StoredTask(working, "alice", 3))
             await store.save(StoredTask(submitted, None, 1))
-        async with SQLiteTaskStore.open(path) as store:
-            async with Supervisor(city_agent, store=store, observers=[recorder]) as sup:
-                failed = await sup.get_task("w1", caller="alice")
-                with pytest.raises(TaskNotFoundError):
-                    await sup.get_task("w1")  # still owned by alice
-                other = await sup.get_task("s1")
+        async with (
+            SQLiteTaskStore.open(path) as store,
+            Supervisor(city_agent, store=store, observers=[recorder]) as sup,
+        ):
+            failed = await sup.get_task("w1", caller="alice")
+            with pytest.raises(TaskNotFoundError):
+                await sup.get_task("w1")  # still owned by alice
+            other = await sup.get_task("s1")
     for task in (failed, other):
         assert task.status.state is TaskState.FAILED
         assert task.status.message is not None
