@@ -7,6 +7,14 @@ the process exits with status 0.
 ``MODULE:ATTR`` names an ``Agent``, an async function of a ``TaskContext``, an object with
 ``handle``, or a :class:`~a2a_actors.server.config.ServedAgent` (whose configuration is
 the starting point the flags below are applied to).
+
+``--store`` chooses where tasks live. ``memory`` (the default) keeps them in the process:
+right for embedding, tests and stateless demos; everything is gone at exit.
+``sqlite:PATH`` keeps tasks and push configs in an embedded SQLite file: every state a
+client observed is on disk, and after a restart (even a SIGKILL) tasks that were running
+are FAILED with a "server restarted" status message while tasks waiting for input resume
+with the client's next message. ``--retention-ttl``/``--retention-max`` evict the oldest
+finished tasks (never live ones) with either store. See docs/durability.md.
 """
 
 from __future__ import annotations
@@ -17,18 +25,21 @@ import logging
 import os
 import signal
 import sys
+from contextlib import AsyncExitStack
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
-from quart import Quart
+
+from a2a_actors.stores import SQLiteTaskStore, StoreError
 
 from .app import create_app
 from .auth import principal_for_secret
 from .config import ServedAgent, ServerConfig
 from .serve import serve
 
-__all__ = ("TargetError", "load_target", "register", "run")
+__all__ = ("TargetError", "load_target", "parse_store", "register", "run")
 
 
 class TargetError(Exception):
@@ -77,7 +88,33 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="let push webhooks target loopback and private addresses",
     )
+    parser.add_argument(
+        "--store",
+        default="memory",
+        metavar="memory|sqlite:PATH",
+        help="where tasks live: in memory (default) or durably in a SQLite file",
+    )
+    parser.add_argument(
+        "--retention-ttl", type=float, metavar="SECONDS", help="evict finished tasks this old"
+    )
+    parser.add_argument(
+        "--retention-max", type=int, metavar="N", help="keep at most N finished tasks"
+    )
     parser.set_defaults(handler=run)
+
+
+def parse_store(spec: str) -> Path | None:
+    """The SQLite path of ``--store sqlite:PATH``; None for ``memory``.
+
+    Raises:
+        ValueError: Neither ``memory`` nor ``sqlite:PATH``.
+    """
+    if spec == "memory":
+        return None
+    kind, colon, path = spec.partition(":")
+    if kind != "sqlite" or not colon or not path:
+        raise ValueError(f"--store must be 'memory' or 'sqlite:PATH', got {spec!r}")
+    return Path(path)
 
 
 def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
@@ -93,21 +130,46 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
         changes["max_running"] = args.max_running
     if args.allow_private_push:
         changes["allow_private_push"] = True
+    if args.store == "memory" and (args.retention_ttl or args.retention_max):
+        changes["supervisor_options"] = {
+            **base.supervisor_options,
+            "retention_ttl": args.retention_ttl,
+            "retention_max": args.retention_max,
+        }
     return base.replace(**changes) if changes else base
 
 
-async def _serve_until_signal(app: Quart, host: str, port: int) -> str | None:
+async def _serve_until_signal(
+    target: object, config: ServerConfig, args: argparse.Namespace, db: Path | None
+) -> str | None:
     """Serve until SIGINT/SIGTERM; an error message when the server cannot start."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with anyio.create_task_group() as tg:
+    async with AsyncExitStack() as stack:
+        push_store = None
+        if db is not None:
             try:
-                url = await tg.start(partial(serve, app, host=host, port=port))
-            except OSError as exc:
-                return f"cannot listen on {host}:{port}: {exc}"
-            print(url, flush=True)
-            async for _ in signals:
-                break
-            tg.cancel_scope.cancel()
+                store = await stack.enter_async_context(
+                    SQLiteTaskStore.open(
+                        db, retention_ttl=args.retention_ttl, retention_max=args.retention_max
+                    )
+                )
+            except StoreError as exc:
+                return f"cannot open the task store {str(db)!r}: {exc}"
+            push_store = store.push_configs
+            options = {**config.supervisor_options, "store": store, "keep_interrupted": True}
+            config = config.replace(supervisor_options=options)
+        # The store is opened before and closed after the app: at shutdown the supervisor
+        # records the final state of every task in it.
+        app = create_app(target, config, backend=args.backend, push_store=push_store)
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with anyio.create_task_group() as tg:
+                try:
+                    url = await tg.start(partial(serve, app, host=args.host, port=args.port))
+                except OSError as exc:
+                    return f"cannot listen on {args.host}:{args.port}: {exc}"
+                print(url, flush=True)
+                async for _ in signals:
+                    break
+                tg.cancel_scope.cancel()
     return None
 
 
@@ -123,12 +185,14 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(target, ServedAgent):
         base, target = target.config, target.agent
     try:
-        app = create_app(target, _config(base, args), backend=args.backend)
+        db = parse_store(args.store)
+        config = _config(base, args)
+        create_app(target, config, backend=args.backend)  # validate before serving
     except (OSError, TypeError, ValueError) as exc:  # not an agent, bad config, SKILL.md
         print(f"a2a-actors serve: {exc}", file=sys.stderr)
         return 2
-    error = anyio.run(_serve_until_signal, app, args.host, args.port, backend=args.backend)
+    error = anyio.run(_serve_until_signal, target, config, args, db, backend=args.backend)
     if error is not None:
         print(f"a2a-actors serve: {error}", file=sys.stderr)
-        return 1
+        return 2 if error.startswith("cannot open the task store") else 1
     return 0
