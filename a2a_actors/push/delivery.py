@@ -30,6 +30,15 @@ seconds, then one event is tried.
 
 Bounds: at most ``max_pending`` undelivered events in all; past it the oldest event of the
 lane receiving a new one is dropped and counted (memory stays bounded whatever receivers do).
+
+Lifetime: once the event that ends a task (``terminal=True``) has been dealt with for a
+config (delivered, given up, skipped by an open circuit, or dropped), the optional
+``retire`` callback is awaited with the config as it was when that event was queued; the
+server deletes the config there, unless it was replaced meanwhile. An unexpected error in a
+worker (a resolver or ``allow`` hook raising) gives up that event; it never stops the pool.
+
+What is logged: task id, config id and a short reason (an HTTP status, an exception type,
+a policy reason naming the host or address). Never a URL, a header or a body.
 """
 
 from __future__ import annotations
@@ -105,6 +114,8 @@ class _Lane:
     config_id: str
     events: deque[StreamResponse] = field(default_factory=deque)
     scheduled: bool = False
+    # The config as it was when the task's terminal event was queued (then retired).
+    retire: TaskPushNotificationConfig | None = None
 
 
 @dataclass(slots=True)
@@ -137,6 +148,7 @@ class PushDelivery:
         backoff_max: Upper bound of a retry delay.
         breaker_threshold: Consecutive give-ups that open a config's circuit.
         breaker_cooldown: Seconds a circuit stays open.
+        retire: Awaited with a config once its task's terminal event was dealt with.
         transport: httpx transport override (tests).
         clock: Monotonic clock in seconds (tests).
     """
@@ -156,6 +168,7 @@ class PushDelivery:
         backoff_max: float = 30.0,
         breaker_threshold: int = 5,
         breaker_cooldown: float = 60.0,
+        retire: Callable[[TaskPushNotificationConfig], Awaitable[None]] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -171,6 +184,7 @@ class PushDelivery:
         self._backoff_max = backoff_max
         self._breaker_threshold = breaker_threshold
         self._breaker_cooldown = breaker_cooldown
+        self._retire = retire
         self._transport = transport
         self._clock = clock
         self._lanes: dict[tuple[str, str], _Lane] = {}
@@ -190,7 +204,11 @@ class PushDelivery:
     def task_event(
         self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool
     ) -> None:
-        """Queue ``event`` for every config of the task. Never blocks; messages are skipped."""
+        """Queue ``event`` for every config of the task. Never blocks; messages are skipped.
+
+        ``terminal`` marks the task's last event: once it is dealt with, each config it was
+        queued for is retired (see the module docstring).
+        """
         if event.message is not None:
             return
         for config in self._configs.configs_for(task_id):
@@ -198,6 +216,8 @@ class PushDelivery:
             lane = self._lanes.get(key)
             if lane is None:
                 lane = self._lanes[key] = _Lane(task_id, config.id)
+            if terminal:
+                lane.retire = config
             if self._pending >= self._max_pending:
                 victim = lane if lane.events else self._fullest_lane()
                 if victim is not None and victim.events:
@@ -276,6 +296,19 @@ class PushDelivery:
             key = (lane.task_id, lane.config_id)
             if self._lanes.get(key) is lane:
                 del self._lanes[key]
+            if lane.retire is not None and self._retire is not None:
+                self._in_flight += 1  # wait_idle() also waits for the retirement
+                try:
+                    await self._retire(lane.retire)
+                except Exception as exc:
+                    log.error(
+                        "push config retirement failed: task %s config %s: %s",
+                        lane.task_id,
+                        lane.config_id,
+                        type(exc).__name__,
+                    )
+                finally:
+                    self._in_flight -= 1
             if not self._pending and not self._in_flight:
                 self._idle.set()
 
@@ -305,6 +338,9 @@ class PushDelivery:
                 reason = str(exc)
             except _GiveUp as exc:
                 reason = str(exc)
+            except Exception as exc:  # a resolver or allow hook failed: never kill the pool
+                # Only the type: messages of unknown exceptions may quote URLs or headers.
+                reason = f"unexpected {type(exc).__name__}"
             else:
                 self._counts["delivered"] += 1
                 breaker.failures = 0

@@ -9,7 +9,11 @@ Routes::
     POST /message:send, /tasks/send      A2A 0.3 aliases (when ServerConfig.legacy_v0_3)
 
 Everything else is a JSON 404 (or 405 with ``Allow`` for a known path); an unexpected
-exception is a JSON 500, never an HTML page. The app must be served with its lifespan
+exception is a JSON 500, never an HTML page. An answer given before the request body was
+completely received (401 without reading the body, 405, 413, 415, ...) carries
+``Connection: close``: the rest of that body would otherwise be read as the start of the
+next request on a keep-alive connection (Hypercorn then stalls the connection), so the
+client is told to open a new one. The app must be served with its lifespan
 (Hypercorn does; tests use ``app.test_app()``): the runtime and the stream pumps run in a
 background task of it (a task of the lifespan nursery on trio, an asyncio task on asyncio),
 started before serving and cancelled after.
@@ -23,7 +27,7 @@ from typing import Literal
 import anyio
 import sniffio
 from anyio.abc import TaskStatus
-from quart import Quart, Response, request
+from quart import Quart, Request, Response, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from a2a_actors.protocol.errors import InvalidRequestError, MethodNotFoundError
@@ -109,6 +113,16 @@ def _install_lifespan(app: Quart, service: A2AService, backend: Backend) -> None
         tasks.clear()
 
 
+def _body_unread(req: Request) -> bool:
+    """Whether ``req`` announced a body that has not been completely received yet."""
+    if req.content_length == 0:
+        return False
+    if req.content_length is None and "transfer-encoding" not in req.headers:
+        return False  # no body at all
+    complete = getattr(req.body, "_complete", None)  # Quart's Body and quart-trio's TrioBody
+    return complete is None or not complete.is_set()
+
+
 def create_app(
     target: object,
     config: ServerConfig | None = None,
@@ -189,6 +203,12 @@ def create_app(
             app.add_url_rule(
                 path, endpoint=f"legacy{path}", view_func=legacy_alias, methods=["POST"]
             )
+
+    @app.after_request
+    async def close_if_body_unread(response: Response) -> Response:
+        if _body_unread(request):
+            response.headers["Connection"] = "close"
+        return response
 
     @app.errorhandler(HTTPException)
     async def http_error(exc: HTTPException) -> Response:

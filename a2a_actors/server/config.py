@@ -16,10 +16,14 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from a2a_actors.protocol.card import AgentProvider, AgentSkill
 from a2a_actors.protocol.requests import SendMessageRequest
+
+if TYPE_CHECKING:
+    from a2a_actors.push.delivery import Resolver
+    from a2a_actors.push.policy import IPAddress
 
 __all__ = ("DEFAULT_MAX_BODY_BYTES", "ExtendedCard", "ServedAgent", "ServerConfig")
 
@@ -59,10 +63,29 @@ class ServerConfig:
         extended_card_requires_auth: Whether GetExtendedAgentCard needs credentials.
             ``None`` means "required when any auth is configured".
         streaming: Serve SendStreamingMessage and SubscribeToTask (else -32004).
-        push_notifications: Serve the push-config methods (else -32003).
-        allow_private_push: Let push configs target private/loopback addresses
-            (read by the push-delivery code; the conformance kit's receiver is loopback).
+        push_notifications: Serve the push-config methods (else -32003) and deliver push
+            notifications (see docs/push.md).
+        allow_private_push: Switch the SSRF policy off, for tests and private deployments:
+            webhooks may use ``http`` and target loopback, private and every other
+            address (the conformance kit's receiver is ``http://127.0.0.1``).
+        push_allow_http: Admit ``http`` webhook URLs (addresses are still checked).
+        push_allow: Allow-list hook of the SSRF policy, called as ``allow(host, address)``
+            (``address`` is ``None`` for a refused host *name*) before refusing; ``True``
+            admits. It cannot waive the scheme or URL syntax rules.
+        push_resolver: Async ``(host, port) -> addresses`` used to check webhook hosts at
+            create time and at every delivery; ``None``: the system resolver.
         max_push_configs_per_task: Upper bound of push configs per task (else -32602).
+        push_workers: Size of the push delivery worker pool (concurrent deliveries).
+        push_max_pending: Bound on undelivered push events; past it the oldest are dropped.
+        push_connect_timeout: Seconds to connect to a webhook (and to resolve its host at
+            create time).
+        push_timeout: Total seconds of one delivery attempt (resolution included).
+        push_max_attempts: Attempts per event (5xx, 408, 429, timeouts and connection
+            errors are retried; anything else is not).
+        push_backoff_base: First retry delay in seconds; doubles per attempt, jittered.
+        push_backoff_max: Upper bound of one retry delay.
+        push_breaker_threshold: Consecutive given-up events that open a config's circuit.
+        push_breaker_cooldown: Seconds an open circuit skips a config's events.
         extended_card: The extended card's additions; ``None`` when none is configured.
         declare_extended_card: Whether the public card declares
             ``capabilities.extendedAgentCard``. ``None`` means "when one is configured";
@@ -94,7 +117,19 @@ class ServerConfig:
     streaming: bool = True
     push_notifications: bool = False
     allow_private_push: bool = False
+    push_allow_http: bool = False
+    push_allow: Callable[[str, IPAddress | None], bool] | None = None
+    push_resolver: Resolver | None = None
     max_push_configs_per_task: int = 32
+    push_workers: int = 8
+    push_max_pending: int = 10_000
+    push_connect_timeout: float = 5.0
+    push_timeout: float = 15.0
+    push_max_attempts: int = 5
+    push_backoff_base: float = 0.5
+    push_backoff_max: float = 30.0
+    push_breaker_threshold: int = 5
+    push_breaker_cooldown: float = 60.0
     extended_card: ExtendedCard | None = None
     declare_extended_card: bool | None = None
     enforce_required_extensions: bool | Callable[[SendMessageRequest], bool] = False
@@ -117,6 +152,16 @@ class ServerConfig:
             raise ValueError("rest_prefix must start with '/' and not be the root")
         if self.public_url is not None and not self.public_url.startswith(("http://", "https://")):
             raise ValueError("public_url must be an http(s) URL")
+        if min(self.max_push_configs_per_task, self.push_workers, self.push_max_pending) < 1:
+            raise ValueError(
+                "max_push_configs_per_task, push_workers and push_max_pending must be positive"
+            )
+        if self.push_max_attempts < 1 or self.push_breaker_threshold < 1:
+            raise ValueError("push_max_attempts and push_breaker_threshold must be at least 1")
+        if min(self.push_connect_timeout, self.push_timeout) <= 0:
+            raise ValueError("push timeouts must be positive")
+        if min(self.push_backoff_base, self.push_backoff_max, self.push_breaker_cooldown) < 0:
+            raise ValueError("push backoff and cooldown must not be negative")
 
     @property
     def auth_enabled(self) -> bool:

@@ -14,12 +14,13 @@ context managers: errors before the first event raise from ``__aenter__``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from a2a_actors.protocol.card import AgentCard
 from a2a_actors.protocol.errors import (
+    A2AError,
     ExtensionSupportRequiredError,
     PushNotificationNotSupportedError,
     UnauthenticatedError,
@@ -81,12 +82,33 @@ class _InlinePush:
         self._created: TaskPushNotificationConfig | None = None
 
     async def __call__(self, task: Task) -> None:
-        self._created = await self._push.create(task.id, self._config)
+        # The URL was checked (Methods._inline_push) before the task was created.
+        self._created = await self._push.create(task.id, self._config, validated=True)
 
     async def forget(self) -> None:
         """Delete the registered config (its task was never committed)."""
         if self._created is not None:
             await self._push.delete(self._created.task_id, self._created.id)
+
+
+class _ForgetOnMessage:
+    """A new task's event stream that forgets its inline push config if the agent answers
+    with a Message (the provisional task is then discarded, never stored)."""
+
+    __slots__ = ("_events", "_registrar")
+
+    def __init__(self, events: AsyncIterator[StreamResponse], registrar: _InlinePush) -> None:
+        self._events = events
+        self._registrar = registrar
+
+    def __aiter__(self) -> _ForgetOnMessage:
+        return self
+
+    async def __anext__(self) -> StreamResponse:
+        event = await self._events.__anext__()
+        if event.message is not None:
+            await self._registrar.forget()
+        return event
 
 
 class Methods:
@@ -130,28 +152,68 @@ class Methods:
         if not self.config.streaming:
             raise UnsupportedOperationError("Streaming is not supported by this agent")
 
-    def _inline_push(self, request: SendMessageRequest) -> TaskPushNotificationConfig | None:
+    async def _inline_push(self, request: SendMessageRequest) -> TaskPushNotificationConfig | None:
+        """The request's inline push config, already checked against the SSRF policy.
+
+        Checked here, before the supervisor creates or resumes anything, so that a refused
+        URL leaves no half-created task behind.
+
+        Raises:
+            PushNotificationNotSupportedError: Push is off.
+            InvalidParamsError: The URL is refused (field ``url``).
+        """
         configuration = request.configuration
         inline = None if configuration is None else configuration.task_push_notification_config
         if inline is not None:
             self._check_push()
+            await self.push.validate(inline)
         return inline
+
+    @asynccontextmanager
+    async def _follow_up_push(
+        self,
+        request: SendMessageRequest,
+        ctx: CallContext,
+        inline: TaskPushNotificationConfig | None,
+    ) -> AsyncIterator[None]:
+        """Register ``inline`` for the existing task a follow-up message names, before the
+        message is delivered (so the receiver sees the task resume); undone, the config it
+        replaced restored, if the supervisor refuses the message."""
+        task_id = request.message.task_id
+        if inline is None or not task_id:
+            yield
+            return
+        await self.supervisor.check_access(task_id, caller=ctx.caller)
+        previous = await self.push.store.get(task_id, inline.id) if inline.id else None
+        created = await self.push.create(task_id, inline, validated=True)
+        try:
+            yield
+        except A2AError:
+            if previous is not None:
+                await self.push.store.put(previous, limit=self.config.max_push_configs_per_task)
+            else:
+                await self.push.delete(task_id, created.id)
+            raise
 
     async def send_message(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:
         """SendMessage (blocking, ``returnImmediately`` and ``historyLength`` as requested).
 
-        An inline ``taskPushNotificationConfig`` is registered as soon as the task exists,
-        before it runs, so its receiver gets every event (the initial Task included).
+        An inline ``taskPushNotificationConfig`` is checked against the SSRF policy first
+        (a refusal creates nothing), then registered as soon as the task exists, before it
+        runs, so its receiver gets every event (the initial Task included); for a follow-up
+        message, before the message is delivered to its task.
         """
         self._check_extensions(request, ctx)
-        registrar = self._registrar(self._inline_push(request))
-        result = await self.supervisor.send_message(
-            request,
-            caller=ctx.caller,
-            extensions=ctx.extensions,
-            headers=ctx.headers,
-            on_create=registrar,
-        )
+        inline = await self._inline_push(request)
+        registrar = self._registrar(inline)
+        async with self._follow_up_push(request, ctx, inline):
+            result = await self.supervisor.send_message(
+                request,
+                caller=ctx.caller,
+                extensions=ctx.extensions,
+                headers=ctx.headers,
+                on_create=registrar,
+            )
         if registrar is not None and isinstance(result, Message):
             await registrar.forget()  # the provisional task was discarded: so is its config
         return result
@@ -162,19 +224,25 @@ class Methods:
     ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
         """SendStreamingMessage: the task's events, starting with the Task (or one Message).
 
-        An inline ``taskPushNotificationConfig`` is registered as soon as the task exists.
+        An inline ``taskPushNotificationConfig`` is checked and registered as for
+        :meth:`send_message`.
         """
         self._check_streaming()
         self._check_extensions(request, ctx)
-        inline = self._inline_push(request)
-        async with self.supervisor.stream_message(
-            request,
-            caller=ctx.caller,
-            extensions=ctx.extensions,
-            headers=ctx.headers,
-            on_create=self._registrar(inline),
-        ) as events:
-            yield events
+        inline = await self._inline_push(request)
+        registrar = self._registrar(inline)
+        async with AsyncExitStack() as stack:
+            async with self._follow_up_push(request, ctx, inline):  # undone if refused
+                events = await stack.enter_async_context(
+                    self.supervisor.stream_message(
+                        request,
+                        caller=ctx.caller,
+                        extensions=ctx.extensions,
+                        headers=ctx.headers,
+                        on_create=registrar,
+                    )
+                )
+            yield events if registrar is None else _ForgetOnMessage(events, registrar)
 
     def _registrar(self, inline: TaskPushNotificationConfig | None) -> _InlinePush | None:
         """The ``on_create`` hook registering an inline push config for a new task."""

@@ -6,10 +6,22 @@ a background task of its lifespan (see ``app.py``) and cancels it at shutdown. I
 Supervisor (unless the caller passed a running one) and the task group of the stream pumps,
 in one task, so no cancel scope ever spans the lifespan's own awaits. Request handlers reach
 the service through ``current_app.extensions["a2a_actors"]``.
+
+Push notifications (``ServerConfig.push_notifications``): the service builds one
+:class:`~a2a_actors.push.PushPolicy` from the configuration, used both when a config is
+created (:class:`PushConfigs`) and before every delivery, and a
+:class:`~a2a_actors.push.delivery.PushDelivery` over the push-config store. The delivery is
+registered as an observer of the Supervisor the service builds, and its worker pool runs in
+the service's task group for the server's lifetime: started before the runtime, cancelled at
+shutdown (undelivered events are then dropped). The Supervisor's task store is wrapped so
+that a task deleted from it (retention, or a half-created task undone) takes its push
+configs along. A caller-owned Supervisor (``create_app(supervisor, ...)``) gets neither: its
+owner wires a ``PushDelivery`` over the same ``push_store`` (see docs/push.md).
 """
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +29,18 @@ import anyio
 from anyio.abc import TaskStatus
 
 from a2a_actors.protocol.legacy_card import dual_version_card
+from a2a_actors.push.delivery import PushDelivery, system_resolver
+from a2a_actors.push.policy import PushPolicy
 from a2a_actors.runtime import Supervisor, as_agent
+from a2a_actors.stores.base import (
+    RecoverableStore,
+    RecoveryReport,
+    StoredTask,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+)
+from a2a_actors.stores.memory import MemoryTaskStore
 
 from .auth import Authenticator
 from .card import Cards
@@ -70,10 +93,39 @@ class A2AService:
             self.auth,
             legacy_card=dual_version_card if config.legacy_v0_3 else None,
         )
-        self.push = PushConfigs(
-            push_store if push_store is not None else MemoryPushConfigStore(),
-            max_per_task=config.max_push_configs_per_task,
+        policy = PushPolicy(
+            allow_private=config.allow_private_push,
+            allow_http=config.push_allow_http,
+            allow=config.push_allow,
         )
+        resolver = config.push_resolver or system_resolver
+        store = push_store if push_store is not None else MemoryPushConfigStore()
+        self.push = PushConfigs(
+            store,
+            max_per_task=config.max_push_configs_per_task,
+            policy=policy,
+            resolver=resolver,
+            resolve_timeout=config.push_connect_timeout,
+        )
+        #: Delivers push notifications (``None`` when push is off or the Supervisor is the
+        #: caller's).
+        self.push_delivery: PushDelivery | None = None
+        if config.push_notifications and self._given is None:
+            self.push_delivery = PushDelivery(
+                store,
+                policy=policy,
+                resolver=resolver,
+                workers=config.push_workers,
+                max_pending=config.push_max_pending,
+                connect_timeout=config.push_connect_timeout,
+                timeout=config.push_timeout,
+                max_attempts=config.push_max_attempts,
+                backoff_base=config.push_backoff_base,
+                backoff_max=config.push_backoff_max,
+                breaker_threshold=config.push_breaker_threshold,
+                breaker_cooldown=config.push_breaker_cooldown,
+                retire=self.push.retire,
+            )
         self.hub = StreamHub()
         self._methods: Methods | None = None
         self._started: anyio.Event | None = None
@@ -96,6 +148,12 @@ class A2AService:
             options["max_live_tasks"] = self.config.max_live_tasks
         if self.config.max_running is not None:
             options["max_running"] = self.config.max_running
+        if self.push_delivery is not None:
+            options["observers"] = (*options.get("observers", ()), self.push_delivery)
+            inner = options.get("store")
+            options["store"] = _ForgetsPushConfigs.wrap(
+                inner if inner is not None else MemoryTaskStore(), self.push
+            )
         return options
 
     @property
@@ -121,6 +179,8 @@ class A2AService:
         """
         try:
             async with anyio.create_task_group() as runtime_tg:
+                if self.push_delivery is not None:
+                    await runtime_tg.start(self.push_delivery.run)
                 supervisor = self._given
                 if supervisor is None:
                     supervisor = await runtime_tg.start(
@@ -175,6 +235,52 @@ class A2AService:
         """Headers for every answer to ``ctx``: the activated ``A2A-Extensions``."""
         activated = self.methods.activated_extensions(ctx) if self._methods else frozenset()
         return {"A2A-Extensions": ", ".join(sorted(activated))} if activated else {}
+
+
+class _ForgetsPushConfigs:
+    """A :class:`TaskStore` that deletes a task's push configs along with the task.
+
+    Everything else is delegated to the wrapped store (its other attributes included).
+    """
+
+    def __init__(self, inner: TaskStore, push: PushConfigs) -> None:
+        self._inner = inner
+        self._push = push
+
+    async def save(self, record: StoredTask) -> None:
+        await self._inner.save(record)
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        return await self._inner.get(task_id)
+
+    async def list(self, query: TaskQuery) -> TaskPage:
+        return await self._inner.list(query)
+
+    async def delete(self, task_id: str) -> None:
+        await self._inner.delete(task_id)
+        await self._push.forget_task(task_id)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_inner", "_push"):
+            raise AttributeError(name)  # copies and pickles: no recursion, no dunder leaks
+        return getattr(self._inner, name)
+
+    @staticmethod
+    def wrap(inner: TaskStore, push: PushConfigs) -> TaskStore:
+        """Wrap ``inner``, keeping it a ``RecoverableStore`` when it is one (explicitly:
+        protocol checks do not consult ``__getattr__`` on every Python version)."""
+        if isinstance(inner, RecoverableStore):
+            return _ForgetsPushConfigsRecoverable(inner, push)
+        return _ForgetsPushConfigs(inner, push)
+
+
+class _ForgetsPushConfigsRecoverable(_ForgetsPushConfigs):
+    """:class:`_ForgetsPushConfigs` of a durable store (start-up recovery included)."""
+
+    async def recover(self, *, now: datetime.datetime) -> RecoveryReport:
+        inner = self._inner
+        assert isinstance(inner, RecoverableStore)
+        return await inner.recover(now=now)
 
 
 def request_base_url(request: Request) -> str:

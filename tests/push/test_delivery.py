@@ -314,3 +314,103 @@ async def test_pending_events_are_bounded() -> None:
         delivery.task_event("t1", None, status_event("t1", TaskState.WORKING), terminal=False)
     stats = delivery.statistics()
     assert (stats.pending, stats.dropped) == (3, 7)
+
+
+class Retired:
+    def __init__(self) -> None:
+        self.configs: list[TaskPushNotificationConfig] = []
+
+    async def __call__(self, config: TaskPushNotificationConfig) -> None:
+        self.configs.append(config)
+
+
+async def test_configs_are_retired_after_the_terminal_event_only() -> None:
+    seen: list[httpx.Request] = []
+    retired = Retired()
+    configs = Configs()
+    configs.add("t1", "c1", "https://hooks.example.com/a")
+    configs.add("t1", "c2", "https://hooks.example.com/b")
+    delivery = PushDelivery(
+        configs,
+        resolver=fake_resolver({"hooks.example.com": ["93.184.216.34"]}),
+        transport=httpx.MockTransport(recorder(seen, 200)),
+        retire=retired,
+    )
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            await tg.start(delivery.run)
+            delivery.task_event("t1", None, status_event("t1", TaskState.WORKING), terminal=False)
+            await delivery.wait_idle()
+            assert retired.configs == []
+            delivery.task_event("t1", None, status_event("t1", TaskState.COMPLETED), terminal=True)
+            await delivery.wait_idle()  # includes the retirement
+            tg.cancel_scope.cancel()
+    assert len(seen) == 4
+    assert sorted(c.id for c in retired.configs) == ["c1", "c2"]
+
+
+async def test_a_given_up_or_dropped_terminal_event_still_retires(
+    clock: trio.testing.MockClock,
+) -> None:
+    retired = Retired()
+    configs = Configs()
+    configs.add("t1", "c1", "https://hooks.example.com/")
+    configs.add("t2", "c1", "https://hooks.example.com/")
+    delivery = PushDelivery(
+        configs,
+        resolver=fake_resolver({"hooks.example.com": ["93.184.216.34"]}),
+        transport=httpx.MockTransport(lambda r: httpx.Response(500)),
+        max_attempts=2,
+        max_pending=1,
+        retire=retired,
+    )
+    delivery.task_event("t1", None, status_event("t1", TaskState.FAILED), terminal=True)
+    # Over the bound: t1's terminal event (in the fullest lane) is dropped to make room.
+    delivery.task_event("t2", None, status_event("t2", TaskState.FAILED), terminal=True)
+    assert (delivery.statistics().dropped, delivery.statistics().pending) == (1, 1)
+    with anyio.fail_after(600):
+        async with anyio.create_task_group() as tg:
+            await tg.start(delivery.run)
+            await delivery.wait_idle()
+            tg.cancel_scope.cancel()
+    assert sorted(c.task_id for c in retired.configs) == ["t1", "t2"]
+    assert delivery.statistics().gave_up == 1  # t2's, after two attempts
+
+
+async def test_a_failing_hook_gives_up_one_event_and_never_stops_the_pool(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[httpx.Request] = []
+
+    async def broken(host: str, port: int) -> Sequence[IPAddress]:
+        if host == "broken.example.com":
+            raise RuntimeError(f"resolver bug for {SECRET}")
+        return [ipaddress.ip_address("93.184.216.34")]
+
+    async def failing_retire(config: TaskPushNotificationConfig) -> None:
+        raise RuntimeError(f"store down {SECRET}")
+
+    configs = Configs()
+    configs.add("t1", "c1", "https://broken.example.com/")
+    configs.add("t2", "c1", "https://fine.example.com/")
+    delivery = PushDelivery(
+        configs,
+        resolver=broken,
+        transport=httpx.MockTransport(recorder(seen, 200)),
+        workers=1,
+        retire=failing_retire,
+    )
+    caplog.set_level(logging.DEBUG)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            await tg.start(delivery.run)
+            delivery.task_event("t1", None, status_event("t1", TaskState.FAILED), terminal=True)
+            delivery.task_event("t2", None, status_event("t2", TaskState.WORKING), terminal=False)
+            await delivery.wait_idle()
+            tg.cancel_scope.cancel()
+    assert len(seen) == 1  # the second task was still delivered by the only worker
+    stats = delivery.statistics()
+    assert (stats.gave_up, stats.delivered) == (1, 1)
+    assert "unexpected RuntimeError" in caplog.text
+    assert "retirement failed" in caplog.text
+    assert SECRET not in caplog.text

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from quart.testing import QuartClient
 
 from a2a_actors.server import ExtendedCard, ServerConfig
 
 from .helpers import (
+    HTTPX_EARLY_EXIT,
     JSON_HEADERS,
     TIMEOUT,
     envelope,
@@ -20,6 +23,7 @@ from .helpers import (
     rpc_result,
     running_app,
     send_params,
+    served,
     stream,
 )
 
@@ -245,3 +249,106 @@ async def test_extended_card_auth_switch() -> None:
             assert status == 401
             status, _, _ = await _rest(client, "GET", "/rest/tasks", {})
             assert status == 401
+
+
+async def test_only_the_owner_manages_push_configs_over_both_bindings() -> None:
+    with anyio.fail_after(TIMEOUT * 2):
+        async with running_app(config=CONFIG.replace(allow_private_push=True)) as client:
+            task = (await rpc_result(client, "SendMessage", send_params("x"), headers=ALICE))[
+                "task"
+            ]
+            tid = task["id"]
+            hook = {"id": "c", "url": "http://127.0.0.1:9/hook"}
+            rest = f"/rest/tasks/{tid}/pushNotificationConfigs"
+            for intruder in (BOB, CAROL):
+                # JSON-RPC: all four methods answer as for an unknown task (-32001).
+                for method, params in (
+                    ("CreateTaskPushNotificationConfig", {"taskId": tid, **hook}),
+                    ("GetTaskPushNotificationConfig", {"taskId": tid, "id": "c"}),
+                    ("ListTaskPushNotificationConfigs", {"taskId": tid}),
+                    ("DeleteTaskPushNotificationConfig", {"taskId": tid, "id": "c"}),
+                ):
+                    error = await rpc_error(client, method, params, headers=intruder)
+                    assert error["code"] == -32001, (method, intruder)
+                # HTTP+JSON: all four routes are 404 TASK_NOT_FOUND.
+                for method, path, body in (
+                    ("POST", rest, hook),
+                    ("GET", rest, None),
+                    ("GET", f"{rest}/c", None),
+                    ("DELETE", f"{rest}/c", None),
+                ):
+                    status, _, raw = await _rest(client, method, path, intruder, body)
+                    assert status == 404, (method, path, intruder)
+                    assert json.loads(raw)["error"]["details"][0]["reason"] == "TASK_NOT_FOUND"
+            # Nothing was created by the intruders; the owner manages configs on both.
+            listed = await rpc_result(
+                client, "ListTaskPushNotificationConfigs", {"taskId": tid}, headers=ALICE
+            )
+            assert listed.get("configs", []) == []
+            status, _, raw = await _rest(client, "POST", rest, ALICE, hook)
+            assert (status, json.loads(raw)["id"]) == (200, "c")
+            got = await rpc_result(
+                client, "GetTaskPushNotificationConfig", {"taskId": tid, "id": "c"}, headers=ALICE
+            )
+            assert got == json.loads(raw)
+            status, _, raw = await _rest(client, "GET", rest, ALICE)
+            assert [c["id"] for c in json.loads(raw)["configs"]] == ["c"]
+            status, _, _ = await _rest(client, "DELETE", f"{rest}/c", ALICE)
+            assert status == 200
+            # An intruder's delete of an existing config is refused, and changes nothing.
+            await rpc_result(
+                client, "CreateTaskPushNotificationConfig", {"taskId": tid, **hook}, headers=ALICE
+            )
+            status, _, _ = await _rest(client, "DELETE", f"{rest}/c", BOB)
+            assert status == 404
+            await rpc_result(
+                client, "GetTaskPushNotificationConfig", {"taskId": tid, "id": "c"}, headers=ALICE
+            )
+
+
+@HTTPX_EARLY_EXIT  # httpx leaves its request-body generator unfinished when answered early
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+async def test_early_refusals_leave_the_keep_alive_connection_usable(chunked: bool) -> None:
+    """Two unauthenticated POSTs on one keep-alive connection: both get their 401.
+
+    The 401 is answered without reading the body; the connection is then closed
+    (``Connection: close``) rather than left with the unread rest of the body in it, which
+    stalled the next request on that connection. The same holds for 413 and 415.
+    """
+
+    def body() -> bytes | AsyncIterator[bytes]:
+        if not chunked:
+            return b"x" * 900_000  # within max_body_bytes, more than the socket buffers
+
+        async def chunks() -> AsyncIterator[bytes]:
+            for _ in range(10):
+                yield b"x" * 1000
+
+        return chunks()
+
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    with anyio.fail_after(TIMEOUT * 2):
+        async with (
+            served(config=CONFIG) as url,
+            httpx.AsyncClient(limits=limits, timeout=TIMEOUT / 2) as http,
+        ):
+            for _ in range(2):
+                response = await http.post(url, content=body(), headers=JSON_HEADERS)
+                assert response.status_code == 401
+                assert "www-authenticate" in response.headers
+            # 415: refused before the body is read.
+            text = {**JSON_HEADERS, **ALICE, "Content-Type": "text/plain"}
+            response = await http.post(url, content=body(), headers=text)
+            assert response.json()["error"]["code"] == -32005
+            # 413: announced too large, refused unread, and the connection is closed.
+            big = b"x" * (CONFIG.max_body_bytes + 1)
+            response = await http.post(url, content=big, headers={**JSON_HEADERS, **ALICE})
+            assert response.status_code == 413
+            assert response.headers["connection"] == "close"
+            # And the client carries on normally.
+            task = await http.post(
+                url,
+                content=envelope("SendMessage", send_params("x")),
+                headers={**JSON_HEADERS, **ALICE},
+            )
+            assert task.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"

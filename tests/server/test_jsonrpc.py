@@ -394,8 +394,11 @@ async def test_push_methods_refused_when_disabled() -> None:
 
 
 async def test_inline_push_config_is_registered() -> None:
+    # The config is retired once its task's terminal event has been delivered (or given
+    # up); a long backoff keeps the undeliverable first attempt's retry far away.
+    config = ServerConfig(push_notifications=True, push_backoff_base=3600, push_backoff_max=3600)
     with anyio.fail_after(TIMEOUT):
-        async with running_app(config=ServerConfig(push_notifications=True)) as client:
+        async with running_app(config=config) as client:
             inline = {"id": "inline", "url": "https://hooks.example.com", "token": "t"}
             params = send_params("hello", configuration={"taskPushNotificationConfig": inline})
             task = (await rpc_result(client, "SendMessage", params))["task"]
