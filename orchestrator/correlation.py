@@ -4,19 +4,28 @@ Theory of operation
 -------------------
 A delegation chain is a tree of tasks spread over agents and servers. Each outbound message
 carries a :class:`Correlation` in ``message.metadata`` under :data:`CORRELATION_URI` (an A2A
-extension of ours, declared on every orchestrated agent's card and listed in the message's
-``extensions``): the root's trace id, the parent's task id, context id and agent name, the
-depth of the receiving hop, and the hop path (agent names from the root to the receiver).
-Nothing is inferred from timing or ids: a hop either carries a correlation or it is a root.
+extension of ours, declared on every orchestrated agent's card, listed in the message's
+``extensions`` and activated with the ``A2A-Extensions`` header): the root's trace id, the
+parent's task id, context id, agent name and (when known) base URL, the depth of the
+receiving hop, and the hop path (agent names from the root to the receiver). Nothing is
+inferred from timing or ids: a hop either carries a correlation or it is a root.
 
-Every outbound HTTP call also carries a W3C ``traceparent`` header (version 00) whose trace
-id is the correlation's, so tracing systems join the hops without knowing about A2A.
+Every outbound call also carries a W3C ``traceparent`` header (version 00) whose trace id is
+the correlation's, so tracing systems join the hops without knowing about A2A.
+
+The receiving hop records what it knows in its *task* metadata, under the same URI, as a
+:class:`HopRecord`: its correlation, its own agent name and URL, when it started, its children
+(:class:`ChildRecord`: agent, task id, context id, state, depth, URL, times), the children a
+cancel stopped, and the delegation error it failed with. Any hop's task therefore names its
+parent (trace, parent task, parent URL) and its children (task ids and URLs), so the whole tree
+can be rebuilt from any hop with GetTask alone (:mod:`orchestrator.tree`).
 
 This module is pure: it builds, parses and checks correlations; the delegator does the I/O.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 import secrets
 from typing import Any
@@ -28,18 +37,23 @@ from .errors import CycleError, DepthLimitError
 __all__ = (
     "CORRELATION_URI",
     "DEFAULT_MAX_DEPTH",
+    "ChildRecord",
     "Correlation",
+    "HopRecord",
     "check_incoming",
     "child_correlation",
     "from_metadata",
+    "hop_record",
     "new_trace_id",
     "parse_traceparent",
     "root_correlation",
     "traceparent",
 )
 
-#: The extension URI under which a correlation travels in ``message.metadata``.
+#: The extension URI under which a correlation travels in ``message.metadata`` (and a hop
+#: record is kept in task metadata).
 CORRELATION_URI = "urn:a2a-actors:ext:correlation:v1"
+#: The deepest hop accepted by default (the root is depth 0).
 DEFAULT_MAX_DEPTH = 8
 
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
@@ -56,6 +70,7 @@ class Correlation(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
         parent_task_id: The delegating task ("" at the root).
         parent_context_id: The delegating task's context ("" at the root).
         parent_agent: The delegating agent's name ("" at the root).
+        parent_url: The base URL of the delegating agent's server, when it knows it.
     """
 
     trace_id: str
@@ -64,6 +79,7 @@ class Correlation(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     parent_task_id: str = ""
     parent_context_id: str = ""
     parent_agent: str = ""
+    parent_url: str = ""
 
     def __post_init__(self) -> None:
         if not _HEX32.match(self.trace_id) or self.trace_id == "0" * 32:
@@ -78,8 +94,110 @@ class Correlation(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
 
     def to_metadata(self) -> dict[str, Any]:
         """The JSON object stored under :data:`CORRELATION_URI`."""
-        result: dict[str, Any] = msgspec.to_builtins(self)
-        return result
+        return _json_object(self)
+
+
+class ChildRecord(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True):
+    """One delegation of a hop, as its parent records it (mutable while it runs).
+
+    Attributes:
+        agent: The child's agent name.
+        task_id: The child's task id.
+        context_id: The child's context id.
+        state: The child's last known state (``TASK_STATE_...``).
+        depth: The child's depth.
+        url: The base URL of the child's server ("" for a local child: the parent's server).
+        local: True when the child runs in the parent's own supervisor.
+        started_at: When the parent started it.
+        ended_at: When the parent saw it end (terminal), if it did.
+    """
+
+    agent: str
+    task_id: str
+    context_id: str = ""
+    state: str = ""
+    depth: int = 0
+    url: str = ""
+    local: bool = False
+    started_at: _dt.datetime | None = None
+    ended_at: _dt.datetime | None = None
+
+
+class HopRecord(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True):
+    """What a hop keeps in its task metadata under :data:`CORRELATION_URI`.
+
+    The correlation's fields (flattened), then this hop's own facts.
+
+    Attributes:
+        trace_id: As :class:`Correlation`.
+        depth: As :class:`Correlation`.
+        path: As :class:`Correlation`.
+        parent_task_id: As :class:`Correlation`.
+        parent_context_id: As :class:`Correlation`.
+        parent_agent: As :class:`Correlation`.
+        parent_url: As :class:`Correlation`.
+        agent: This hop's agent name.
+        url: This hop's server base URL, when known.
+        started_at: When this hop's agent started.
+        children: Every delegation this hop made, in the order they started.
+        canceled_children: Task ids of the children this hop canceled (its cancel cascade).
+        error: The delegation error this hop ended with (``DelegationError.to_metadata``).
+    """
+
+    trace_id: str
+    depth: int = 0
+    path: tuple[str, ...] = ()
+    parent_task_id: str = ""
+    parent_context_id: str = ""
+    parent_agent: str = ""
+    parent_url: str = ""
+    agent: str = ""
+    url: str = ""
+    started_at: _dt.datetime | None = None
+    children: list[ChildRecord] = msgspec.field(default_factory=list)
+    canceled_children: list[str] = msgspec.field(default_factory=list)
+    error: dict[str, Any] | None = None
+
+    @classmethod
+    def of(
+        cls, correlation: Correlation, *, agent: str, url: str = "", started_at: _dt.datetime
+    ) -> HopRecord:
+        """A fresh record of a hop with ``correlation``."""
+        return cls(
+            trace_id=correlation.trace_id,
+            depth=correlation.depth,
+            path=correlation.path,
+            parent_task_id=correlation.parent_task_id,
+            parent_context_id=correlation.parent_context_id,
+            parent_agent=correlation.parent_agent,
+            parent_url=correlation.parent_url,
+            agent=agent,
+            url=url,
+            started_at=started_at,
+        )
+
+    @property
+    def correlation(self) -> Correlation:
+        """The correlation part of the record."""
+        return Correlation(
+            trace_id=self.trace_id,
+            depth=self.depth,
+            path=self.path,
+            parent_task_id=self.parent_task_id,
+            parent_context_id=self.parent_context_id,
+            parent_agent=self.parent_agent,
+            parent_url=self.parent_url,
+        )
+
+    def to_metadata(self) -> dict[str, Any]:
+        """The JSON object stored under :data:`CORRELATION_URI` in task metadata."""
+        return _json_object(self)
+
+
+def _json_object(value: msgspec.Struct) -> dict[str, Any]:
+    """``value`` as plain JSON types (lists, not tuples), as metadata is once encoded."""
+    result: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(value))
+    return result
 
 
 def new_trace_id() -> str:
@@ -106,12 +224,23 @@ def from_metadata(metadata: dict[str, Any] | None) -> Correlation | None:
         raise ValueError(f"malformed correlation metadata: {exc}") from None
 
 
+def hop_record(metadata: dict[str, Any] | None) -> HopRecord | None:
+    """The :class:`HopRecord` kept in a task's metadata, or None when absent or malformed."""
+    if not metadata or CORRELATION_URI not in metadata:
+        return None
+    try:
+        return msgspec.convert(metadata[CORRELATION_URI], HopRecord)
+    except msgspec.ValidationError:
+        return None
+
+
 def child_correlation(
     parent: Correlation,
     *,
     parent_task_id: str,
     parent_context_id: str,
     child_agent: str,
+    parent_url: str = "",
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> Correlation:
     """The correlation for a delegation from ``parent``'s hop to ``child_agent``.
@@ -120,29 +249,39 @@ def child_correlation(
         DepthLimitError: The child would be deeper than ``max_depth``.
         CycleError: ``child_agent`` already appears on the hop path.
     """
+    path = (*parent.path, child_agent)
     if child_agent in parent.path:
         raise CycleError(
-            f"delegation to {child_agent!r} would revisit it: path "
-            + " -> ".join((*parent.path, child_agent)),
-            path=(*parent.path, child_agent),
+            f"delegation to {child_agent!r} refused: it would revisit it (path "
+            + " -> ".join(path)
+            + ")",
+            origin_agent=parent.agent,
+            origin_task_id=parent_task_id,
+            path=path,
         )
     depth = parent.depth + 1
     if depth > max_depth:
         raise DepthLimitError(
-            f"delegation to {child_agent!r} would reach depth {depth} (max {max_depth})",
-            path=(*parent.path, child_agent),
+            f"delegation to {child_agent!r} refused: it would reach depth {depth} "
+            f"(max {max_depth})",
+            origin_agent=parent.agent,
+            origin_task_id=parent_task_id,
+            path=path,
         )
     return Correlation(
         trace_id=parent.trace_id,
         depth=depth,
-        path=(*parent.path, child_agent),
+        path=path,
         parent_task_id=parent_task_id,
         parent_context_id=parent_context_id,
         parent_agent=parent.agent,
+        parent_url=parent_url,
     )
 
 
-def check_incoming(correlation: Correlation, agent: str, *, max_depth: int) -> None:
+def check_incoming(
+    correlation: Correlation, agent: str, *, max_depth: int, task_id: str = ""
+) -> None:
     """Refuse a hop that arrives too deep, or whose path already visited ``agent``.
 
     The path of an incoming correlation ends with the receiving agent's name as the sender
@@ -154,18 +293,23 @@ def check_incoming(correlation: Correlation, agent: str, *, max_depth: int) -> N
     """
     if correlation.depth > max_depth:
         raise DepthLimitError(
-            f"hop arrived at depth {correlation.depth} (max {max_depth})", path=correlation.path
+            f"hop refused by {agent!r}: it arrived at depth {correlation.depth} (max {max_depth})",
+            origin_agent=agent,
+            origin_task_id=task_id,
+            path=correlation.path,
         )
     earlier = correlation.path[:-1] if correlation.path[-1:] == (agent,) else correlation.path
     if agent in earlier:
         raise CycleError(
-            f"agent {agent!r} already on the path " + " -> ".join(correlation.path),
+            f"hop refused by {agent!r}: it is already on the path " + " -> ".join(correlation.path),
+            origin_agent=agent,
+            origin_task_id=task_id,
             path=correlation.path,
         )
 
 
 def traceparent(trace_id: str, *, span_id: str | None = None, sampled: bool = True) -> str:
-    """A W3C ``traceparent`` header value for ``trace_id``."""
+    """A W3C ``traceparent`` header value for ``trace_id`` (a fresh span id by default)."""
     span = span_id or secrets.token_hex(8)
     return f"00-{trace_id}-{span}-{'01' if sampled else '00'}"
 

@@ -1,0 +1,282 @@
+"""Links: how a parent task reaches one child agent, in its own supervisor or over A2A.
+
+A :class:`Link` offers the five operations a delegation needs, the same for both kinds:
+
+* ``start``: create the child task and return it *as soon as it exists*
+  (``returnImmediately``), so the parent knows its id (to record it, and to cancel it)
+  before the child runs;
+* ``subscribe``: its events, a Task snapshot first (SubscribeToTask);
+* ``resume``: send the next message to the same (interrupted) task;
+* ``get_task`` and ``cancel``.
+
+:class:`LocalLink` calls the parent's :class:`~a2a_actors.runtime.Supervisor` directly: the
+child runs as another task actor of it, with the ``agent=`` override, and is cancelled by
+interruption. :class:`RemoteLink` calls an :class:`~a2a_actors.client.A2AClient`; a remote
+agent whose card does not declare streaming is called with a blocking SendMessage (its task
+id is then only known when it settles).
+
+Trace context. Each call carries W3C ``traceparent`` (and ``tracestate``) headers. Locally
+they are passed as the child's transport headers; remotely, :func:`outbound_headers` puts them
+in a context variable that an ``httpx`` request hook (:func:`inject_trace_headers`, installed
+on the orchestrator's ``httpx.AsyncClient`` and on borrowed ones) copies onto every request
+sent from that task while the call runs. (``A2AMethods`` has no per-call headers yet.)
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, contextmanager
+from types import TracebackType
+from typing import Any, Protocol
+
+import httpx
+
+from a2a_actors.client import A2AClient, EventStream
+from a2a_actors.protocol.models import Message, StreamResponse, Task
+from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
+from a2a_actors.runtime import Agent, Supervisor
+
+from .correlation import CORRELATION_URI
+
+__all__ = (
+    "Link",
+    "LocalLink",
+    "RemoteLink",
+    "inject_trace_headers",
+    "install_trace_hook",
+    "outbound_headers",
+)
+
+_EXTENSIONS = (CORRELATION_URI,)
+_OUTBOUND: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+    "a2a_actors_orchestrator_outbound", default=None
+)
+
+
+@contextmanager
+def outbound_headers(headers: Mapping[str, str]) -> Iterator[None]:
+    """While inside, HTTP requests sent by this task carry ``headers`` (trace context)."""
+    token = _OUTBOUND.set(headers)
+    try:
+        yield
+    finally:
+        _OUTBOUND.reset(token)
+
+
+async def inject_trace_headers(request: httpx.Request) -> None:
+    """``httpx`` request hook: add the current :func:`outbound_headers` to ``request``."""
+    headers = _OUTBOUND.get()
+    if headers:
+        request.headers.update(headers)
+
+
+def install_trace_hook(client: A2AClient) -> None:
+    """Install :func:`inject_trace_headers` on the ``httpx`` client behind ``client``.
+
+    A no-op when the transport has no ``httpx.AsyncClient`` or already has the hook.
+    """
+    http = getattr(client.transport, "_http", None)
+    if isinstance(http, httpx.AsyncClient):
+        hooks = http.event_hooks["request"]
+        if inject_trace_headers not in hooks:
+            hooks.append(inject_trace_headers)
+
+
+class Link(Protocol):
+    """One child agent as a parent sees it."""
+
+    @property
+    def name(self) -> str:
+        """The child agent's name (as the hop path records it)."""
+        ...
+
+    @property
+    def url(self) -> str:
+        """The child server's base URL ("" for a local child)."""
+        ...
+
+    @property
+    def local(self) -> bool:
+        """Whether the child runs in the parent's own supervisor."""
+        ...
+
+    @property
+    def returns_early(self) -> bool:
+        """Whether ``start``/``resume`` return before the child settles."""
+        ...
+
+    async def start(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
+        """Create the child task with ``message``."""
+        ...
+
+    async def resume(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
+        """Send ``message`` (with the child's ``taskId``) to continue an interrupted task."""
+        ...
+
+    def subscribe(
+        self, task_id: str, headers: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[AsyncIterator[StreamResponse]]:
+        """The child's events: a Task snapshot, then every later event."""
+        ...
+
+    async def get_task(self, task_id: str, headers: Mapping[str, str]) -> Task:
+        """The child task now."""
+        ...
+
+    async def cancel(
+        self, task_id: str, metadata: dict[str, Any], headers: Mapping[str, str]
+    ) -> Task:
+        """Cancel the child task; returns it once canceled (or as it ended)."""
+        ...
+
+
+def _immediately() -> SendMessageConfiguration:
+    return SendMessageConfiguration(return_immediately=True)
+
+
+class LocalLink:
+    """A child agent run as a task actor of the parent's own supervisor.
+
+    Args:
+        supervisor: The parent's supervisor.
+        caller: The parent task's owner; the child is owned by the same principal.
+        agent: The (orchestrated) agent the child task runs.
+    """
+
+    local = True
+    returns_early = True
+    url = ""
+
+    def __init__(self, supervisor: Supervisor, caller: str | None, agent: Agent) -> None:
+        self._sup = supervisor
+        self._caller = caller
+        self._agent = agent
+
+    @property
+    def name(self) -> str:
+        """The child agent's name."""
+        return self._agent.name
+
+    async def start(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
+        """Create the child task (committed, SUBMITTED) in the supervisor."""
+        return await self._sup.send_message(
+            SendMessageRequest(message=message, configuration=_immediately()),
+            caller=self._caller,
+            extensions=frozenset(_EXTENSIONS),
+            agent=self._agent,
+            headers=headers,
+        )
+
+    async def resume(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
+        """Deliver ``message`` to the interrupted child; returns once it is WORKING."""
+        return await self._sup.send_message(
+            SendMessageRequest(message=message, configuration=_immediately()),
+            caller=self._caller,
+            extensions=frozenset(_EXTENSIONS),
+        )
+
+    def subscribe(
+        self, task_id: str, headers: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[AsyncIterator[StreamResponse]]:
+        """SubscribeToTask in the supervisor."""
+        return self._sup.subscribe(task_id, caller=self._caller)
+
+    async def get_task(self, task_id: str, headers: Mapping[str, str]) -> Task:
+        """GetTask in the supervisor."""
+        return await self._sup.get_task(task_id, caller=self._caller)
+
+    async def cancel(
+        self, task_id: str, metadata: dict[str, Any], headers: Mapping[str, str]
+    ) -> Task:
+        """Interrupt the child's handler; returns the task once CANCELED."""
+        return await self._sup.cancel_task(task_id, caller=self._caller, metadata=metadata)
+
+
+class _TracedEvents:
+    """An :class:`EventStream` whose HTTP requests (first and resubscribes) carry headers."""
+
+    def __init__(self, events: EventStream, headers: Mapping[str, str]) -> None:
+        self._events = events
+        self._headers = headers
+
+    async def __aenter__(self) -> _TracedEvents:
+        with outbound_headers(self._headers):
+            await self._events.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._events.__aexit__(exc_type, exc, tb)
+
+    def __aiter__(self) -> _TracedEvents:
+        return self
+
+    async def __anext__(self) -> StreamResponse:
+        with outbound_headers(self._headers):
+            return await self._events.__anext__()
+
+
+class RemoteLink:
+    """A child agent behind an A2A endpoint.
+
+    Args:
+        client: The client to call it with (its ``httpx`` client gets the trace hook).
+        name: The agent's name (from its card).
+        url: The base URL it was reached at.
+        streaming: Whether it streams (then ``start`` returns at once and the events come
+            from SubscribeToTask); otherwise calls block until the child settles.
+    """
+
+    local = False
+
+    def __init__(self, client: A2AClient, *, name: str, url: str, streaming: bool) -> None:
+        self.client = client
+        self._name = name
+        self._url = url
+        self.returns_early = streaming
+        install_trace_hook(client)
+
+    @property
+    def name(self) -> str:
+        """The remote agent's name."""
+        return self._name
+
+    @property
+    def url(self) -> str:
+        """The base URL of the remote agent's server."""
+        return self._url
+
+    async def start(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
+        """SendMessage (``returnImmediately`` when the agent streams)."""
+        with outbound_headers(headers):
+            return await self.client.send_message(
+                message, return_immediately=self.returns_early, extensions=_EXTENSIONS
+            )
+
+    async def resume(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
+        """SendMessage with the child's ``taskId``."""
+        return await self.start(message, headers)
+
+    def subscribe(
+        self, task_id: str, headers: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[AsyncIterator[StreamResponse]]:
+        """SubscribeToTask, resubscribing once more if the stream is cut."""
+        events = self.client.subscribe(task_id, extensions=_EXTENSIONS, resubscribe=True)
+        return _TracedEvents(events, headers)
+
+    async def get_task(self, task_id: str, headers: Mapping[str, str]) -> Task:
+        """GetTask."""
+        with outbound_headers(headers):
+            return await self.client.get_task(task_id, extensions=_EXTENSIONS)
+
+    async def cancel(
+        self, task_id: str, metadata: dict[str, Any], headers: Mapping[str, str]
+    ) -> Task:
+        """CancelTask."""
+        with outbound_headers(headers):
+            return await self.client.cancel_task(task_id, metadata=metadata, extensions=_EXTENSIONS)

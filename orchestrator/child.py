@@ -1,0 +1,564 @@
+"""One delegation, followed to its end: :class:`ChildStream` and its :class:`DelegationResult`.
+
+Theory of operation
+-------------------
+Entering a :class:`ChildStream` *plans* the delegation (target resolved, child correlation
+computed: a depth or cycle violation raises here, before anything is sent), then *starts*
+the child with ``returnImmediately``. The start is shielded from cancellation (bounded by
+the start timeout), so the parent always learns the child's task id; the child is recorded
+in the parent's hop record and becomes *outstanding* before anything else can be
+interrupted. Iterating yields the child's events: the Task snapshot, then what
+SubscribeToTask delivers (repeated snapshots are skipped), until the child ends.
+
+* COMPLETED (or a Message reply): iteration stops; :meth:`ChildStream.result` is the outcome.
+* FAILED, REJECTED, CANCELED: the final event is yielded, then the next step raises a
+  :class:`~.errors.DelegationError` naming the origin agent and task and the relay path
+  (read from the child's own hop record when the child relayed someone else's failure).
+* INPUT_REQUIRED / AUTH_REQUIRED: with ``relay_input`` (the default) the question is asked
+  of the parent's own caller (``ctx.ask``), and the answer is sent to the same child task;
+  following goes on. Without it, :class:`~.errors.InputRequired` is raised: the child stays
+  outstanding and ``await exc.answer(...)`` continues it.
+
+Leaving the stream before the child ended (the parent was cancelled, an error, or the
+consumer stopped reading) cancels the child: shielded, bounded by the cancel timeout,
+retried once (:meth:`~._hop.Hop.cancel_child`). The child's own orchestrated wrapper does the
+same for its children, so the cancel cascades down the whole subtree, and the cancel call of
+each level returns only once everything below it is CANCELED.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import TYPE_CHECKING
+from uuid import uuid4
+
+import anyio
+
+from a2a_actors.client import CallResult, TaskView
+from a2a_actors.protocol.errors import A2AError, UnsupportedOperationError
+from a2a_actors.protocol.models import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    StreamResponse,
+    Task,
+    TaskState,
+    utc_now,
+)
+from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
+from a2a_actors.runtime import SubscriberDropped
+
+from ._hop import Hop, Outstanding
+from .correlation import CORRELATION_URI, ChildRecord, Correlation, hop_record, traceparent
+from .errors import DelegationError, InputRequired
+
+if TYPE_CHECKING:
+    from ._hop import HopRegistry
+    from ._links import Link
+
+__all__ = ("ChildStream", "DelegationResult", "Plan")
+
+logger = logging.getLogger("orchestrator")
+
+_REOPENS = 3
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DelegationResult:
+    """What a delegation produced.
+
+    Attributes:
+        agent: The child agent's name.
+        task: The child task as it ended (None for a Message reply, or a failed branch
+            that never started).
+        message: The child's Message reply, or its final status message.
+        url: The child server's base URL ("" for a local child).
+        error: Set only for a failed branch of ``fan_out(..., cancel_on_failure=False)``.
+    """
+
+    agent: str
+    task: Task | None
+    message: Message | None
+    url: str = ""
+    error: DelegationError | None = None
+
+    @property
+    def state(self) -> TaskState | None:
+        """The child task's final state (None for a Message reply)."""
+        return self.task.status.state if self.task is not None else None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the child completed (or answered with a Message)."""
+        return self.error is None and (self.task is None or self.state is TaskState.COMPLETED)
+
+    @property
+    def task_id(self) -> str:
+        """The child's task id ("" for a Message reply)."""
+        return self.task.id if self.task is not None else ""
+
+    @property
+    def context_id(self) -> str:
+        """The child's context id."""
+        if self.task is not None:
+            return self.task.context_id
+        return self.message.context_id if self.message is not None else ""
+
+    @property
+    def artifacts(self) -> tuple[Artifact, ...]:
+        """The child's artifacts."""
+        return self.task.artifacts if self.task is not None else ()
+
+    @property
+    def text(self) -> str:
+        """The answer as text: the artifacts' text, else the status or reply message."""
+        if self.error is not None and self.task is None:
+            return ""
+        return CallResult(task=self.task, message=self.message).text
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The answer as parts (the artifacts' parts, else the message's), for the next step."""
+        parts = tuple(p for a in self.artifacts for p in a.parts)
+        if parts:
+            return parts
+        if self.message is not None:
+            return self.message.parts
+        return (Part(text=self.text),)
+
+    @property
+    def output(self) -> tuple[Artifact, ...] | str:
+        """What a handler returns to finish with this result: the artifacts, else the text."""
+        return self.artifacts or self.text
+
+    def as_message(self) -> Message:
+        """The answer as a user Message (the input of a next step)."""
+        return Message(message_id=uuid4().hex, role=Role.USER, parts=self.parts)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """A delegation ready to start (or, with ``child``, to continue)."""
+
+    hop: Hop
+    link: Link
+    correlation: Correlation
+    message: Message
+    child: Outstanding | None = None
+
+
+class ChildStream:
+    """The events of one delegation (see the module docstring).
+
+    ``async with orch.stream(ctx, target, message) as events: async for event in events``.
+    Made by :meth:`~.delegator.Orchestrator.stream`; not meant to be built by users.
+
+    Raises (entering):
+        DepthLimitError, CycleError: Refused before anything was sent.
+        DelegationError: The child could not be started.
+
+    Raises (iterating):
+        DelegationError: The child ended FAILED, REJECTED or CANCELED (after its final event).
+        InputRequired: The child asks for input and ``relay_input`` is off.
+    """
+
+    def __init__(
+        self,
+        plan: Callable[[], Awaitable[Plan]],
+        *,
+        registry: HopRegistry,
+        relay_input: bool,
+        cancel_timeout: float,
+        start_timeout: float,
+    ) -> None:
+        self._make_plan = plan
+        self._registry = registry
+        self._relay = relay_input
+        self._cancel_timeout = cancel_timeout
+        self._start_timeout = start_timeout
+        self._plan: Plan | None = None
+        self._child: Outstanding | None = None
+        self._view = TaskView()
+        self._pending: collections.deque[StreamResponse] = collections.deque()
+        self._stack: AsyncExitStack | None = None
+        self._events: AsyncIterator[StreamResponse] | None = None
+        self._interrupted = False
+        self._ended = False
+        self._error: DelegationError | None = None
+        self._handed_off = False
+        self._reopens = _REOPENS
+        self._closed = False
+
+    # -- what the consumer sees ------------------------------------------------------------
+
+    @property
+    def agent(self) -> str:
+        """The child agent's name ("" before entering)."""
+        return self._plan.link.name if self._plan is not None else ""
+
+    @property
+    def task_id(self) -> str:
+        """The child's task id ("" before it exists)."""
+        return self._child.record.task_id if self._child is not None else ""
+
+    @property
+    def correlation(self) -> Correlation | None:
+        """The child's correlation (None before entering)."""
+        return self._plan.correlation if self._plan is not None else None
+
+    @property
+    def task(self) -> Task | None:
+        """The child task as its events so far describe it."""
+        return self._view.task
+
+    def result(self) -> DelegationResult:
+        """The outcome, once the child completed.
+
+        Raises:
+            DelegationError: The child ended FAILED, REJECTED or CANCELED.
+            RuntimeError: The child has not ended.
+        """
+        plan = self._plan
+        assert plan is not None, "result() before entering"
+        link = plan.link
+        if self._view.message is not None:
+            return DelegationResult(link.name, None, self._view.message, link.url)
+        task = self._view.task
+        if task is None or task.status.state not in TERMINAL_STATES:
+            raise RuntimeError("the delegation has not ended")
+        if task.status.state is not TaskState.COMPLETED:
+            raise _error_of(task, link.name, plan.correlation)
+        return DelegationResult(link.name, task, task.status.message, link.url)
+
+    async def __aenter__(self) -> ChildStream:
+        plan = self._plan = await self._make_plan()  # holds plan.hop until __aexit__
+        try:
+            if plan.child is None:
+                await self._start(plan)
+            else:
+                self._child = plan.child
+                if plan.child.last is not None:
+                    self._view.apply(StreamResponse(task=plan.child.last))
+                await self._forward(plan.message)
+        except BaseException:
+            await self._close()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._close()
+
+    def __aiter__(self) -> ChildStream:
+        return self
+
+    async def __anext__(self) -> StreamResponse:
+        while True:
+            if self._pending:
+                event = self._pending.popleft()
+                if self._repeats(event):
+                    continue
+                await self._observe(event)
+                return event
+            if self._error is not None:
+                error, self._error = self._error, None
+                self._ended = True
+                raise error
+            if self._ended:
+                raise StopAsyncIteration
+            if self._interrupted:
+                await self._on_interrupted()
+                continue
+            if self._events is None:
+                await self._open()
+                continue
+            try:
+                event = await self._events.__anext__()
+            except StopAsyncIteration:
+                await self._close_subscription()
+                await self._refresh()
+                continue
+            except (SubscriberDropped, A2AError) as exc:
+                logger.info("child %s: event stream lost (%s); re-reading", self.task_id, exc)
+                await self._close_subscription()
+                await self._refresh()
+                continue
+            if self._repeats(event):
+                continue
+            await self._observe(event)
+            return event
+
+    # -- the steps ---------------------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        plan = self._plan
+        assert plan is not None
+        headers = {"traceparent": traceparent(plan.correlation.trace_id)}
+        state = plan.hop.ctx.headers.get("tracestate")
+        if state:
+            headers["tracestate"] = state
+        return headers
+
+    async def _send(self, send: Callable[[], Awaitable[Task | Message]]) -> Task | Message:
+        """Start or resume: shielded (bounded) when it returns early, so the id is known."""
+        plan = self._plan
+        assert plan is not None
+        link = plan.link
+        try:
+            if link.returns_early:
+                with anyio.fail_after(self._start_timeout, shield=True):
+                    return await send()
+            return await send()
+        except TimeoutError as exc:
+            raise DelegationError(
+                f"{link.name} did not answer within {self._start_timeout:g} s",
+                origin_agent=link.name,
+                path=plan.correlation.path,
+            ) from exc
+        except A2AError as exc:
+            raise DelegationError(
+                f"could not delegate to {link.name}: {exc}",
+                origin_agent=link.name,
+                path=plan.correlation.path,
+            ) from exc
+
+    async def _start(self, plan: Plan) -> None:
+        link = plan.link
+        headers = self._headers()
+        reply = await self._send(lambda: link.start(plan.message, headers))
+        if isinstance(reply, Message):
+            self._pending.append(StreamResponse(message=reply))
+            return
+        record = ChildRecord(
+            agent=link.name,
+            task_id=reply.id,
+            context_id=reply.context_id,
+            state=reply.status.state.value,
+            depth=plan.correlation.depth,
+            url=link.url,
+            local=link.local,
+            started_at=utc_now(),
+        )
+        self._child = Outstanding(link, record, plan.correlation)
+        plan.hop.outstanding[reply.id] = self._child  # cancellable from here on
+        plan.hop.record.children.append(record)
+        self._pending.append(StreamResponse(task=reply))
+        await plan.hop.save()
+
+    async def _forward(self, answer: Message) -> None:
+        """Send ``answer`` to the interrupted child task."""
+        plan, child = self._plan, self._child
+        assert plan is not None
+        assert child is not None
+        message = Message(
+            message_id=uuid4().hex,
+            role=Role.USER,
+            parts=answer.parts,
+            task_id=child.record.task_id,
+            context_id=child.record.context_id,
+            metadata={CORRELATION_URI: plan.correlation.to_metadata()},
+            extensions=(CORRELATION_URI,),
+        )
+        headers = self._headers()
+        reply = await self._send(lambda: plan.link.resume(message, headers))
+        if isinstance(reply, Task):
+            self._pending.append(StreamResponse(task=reply))
+
+    async def _open(self) -> None:
+        plan, child = self._plan, self._child
+        assert plan is not None
+        assert child is not None
+        stack = AsyncExitStack()
+        try:
+            events = await stack.enter_async_context(
+                plan.link.subscribe(child.record.task_id, self._headers())
+            )
+        except UnsupportedOperationError:  # it ended (or settled) in between: read it
+            await stack.aclose()
+            await self._refresh()
+            return
+        except A2AError as exc:
+            await stack.aclose()
+            raise DelegationError(
+                f"could not follow {plan.link.name}: {exc}",
+                origin_agent=plan.link.name,
+                origin_task_id=child.record.task_id,
+                path=plan.correlation.path,
+            ) from exc
+        self._stack, self._events = stack, events
+
+    async def _refresh(self) -> None:
+        """Read the child with GetTask after its event stream ended early."""
+        plan, child = self._plan, self._child
+        assert plan is not None
+        assert child is not None
+        self._reopens -= 1
+        try:
+            task = await plan.link.get_task(child.record.task_id, self._headers())
+        except A2AError as exc:
+            raise DelegationError(
+                f"lost track of {plan.link.name}: {exc}",
+                origin_agent=plan.link.name,
+                origin_task_id=child.record.task_id,
+                path=plan.correlation.path,
+            ) from exc
+        settled = task.status.state in TERMINAL_STATES or task.status.state in INTERRUPTED_STATES
+        if settled and not self._view.repeats(task):
+            self._pending.append(StreamResponse(task=task))
+        elif self._reopens < 0:
+            raise DelegationError(
+                f"lost the event stream of {plan.link.name}",
+                origin_agent=plan.link.name,
+                origin_task_id=child.record.task_id,
+                path=plan.correlation.path,
+            )
+
+    def _repeats(self, event: StreamResponse) -> bool:
+        """A snapshot that adds nothing (the start reply again, or a stale question)."""
+        return event.task is not None and self._view.repeats(event.task)
+
+    async def _observe(self, event: StreamResponse) -> None:
+        plan = self._plan
+        assert plan is not None
+        self._view.apply(event)
+        if event.message is not None:
+            self._ended = True
+            return
+        task = self._view.task
+        child = self._child
+        if task is None or child is None or (event.task is None and event.status_update is None):
+            return
+        state = task.status.state
+        child.last = task
+        if child.record.state != state.value:
+            plan.hop.child_settled(child.record.task_id, task)
+            await plan.hop.save()
+        if state in TERMINAL_STATES:
+            if state is TaskState.COMPLETED:
+                self._ended = True
+            else:
+                self._error = _error_of(task, plan.link.name, plan.correlation)
+        elif state in INTERRUPTED_STATES:
+            self._interrupted = True
+
+    async def _on_interrupted(self) -> None:
+        plan, child, task = self._plan, self._child, self._view.task
+        assert plan is not None
+        assert child is not None
+        assert task is not None
+        self._interrupted = False
+        await self._close_subscription()
+        question = task.status.message
+        if not self._relay:
+            self._handed_off = self._ended = True
+            raise InputRequired(
+                question,
+                agent=plan.link.name,
+                task_id=child.record.task_id,
+                context_id=child.record.context_id,
+                state=task.status.state.value,
+                answer=self._answer_later,
+            )
+        relayed = Message(
+            message_id=uuid4().hex,
+            role=Role.AGENT,
+            parts=question.parts
+            if question is not None
+            else (Part(text=f"{plan.link.name} needs input"),),
+            metadata={
+                CORRELATION_URI: {
+                    "inputFor": {"agent": plan.link.name, "taskId": child.record.task_id}
+                }
+            },
+        )
+        ctx = plan.hop.ctx
+        async with plan.hop.ask_lock:
+            if task.status.state is TaskState.AUTH_REQUIRED:
+                answer = await ctx.require_auth(relayed)
+            else:
+                answer = await ctx.ask(relayed)
+        await self._forward(answer)
+
+    async def _answer_later(self, reply: str | Message) -> DelegationResult:
+        """``InputRequired.answer``: continue the same child in a new stream."""
+        plan, child = self._plan, self._child
+        assert plan is not None
+        assert child is not None
+        answer = reply if isinstance(reply, Message) else _user_text(reply)
+        registry = self._registry
+
+        async def again() -> Plan:
+            return dataclasses.replace(
+                plan, hop=registry.open(plan.hop), message=answer, child=child
+            )
+
+        stream = ChildStream(
+            again,
+            registry=registry,
+            relay_input=False,
+            cancel_timeout=self._cancel_timeout,
+            start_timeout=self._start_timeout,
+        )
+        async with stream:
+            async for _ in stream:
+                pass
+            return stream.result()
+
+    async def _close_subscription(self) -> None:
+        stack, self._stack, self._events = self._stack, None, None
+        if stack is not None:
+            with anyio.CancelScope(shield=True):
+                await stack.aclose()
+
+    async def _close(self) -> None:
+        plan = self._plan
+        if plan is None or self._closed:
+            return
+        self._closed = True
+        try:
+            await self._close_subscription()
+            child = self._child
+            if (
+                child is not None
+                and not self._handed_off
+                and child.record.task_id in plan.hop.outstanding
+            ):
+                await plan.hop.cancel_child(child.record.task_id, timeout=self._cancel_timeout)
+        finally:
+            self._registry.close(plan.hop)
+
+
+def _user_text(text: str) -> Message:
+    return Message(message_id=uuid4().hex, role=Role.USER, parts=(Part(text=text),))
+
+
+def _error_of(task: Task, agent: str, correlation: Correlation) -> DelegationError:
+    """The typed error of a child task that ended FAILED, REJECTED or CANCELED."""
+    record = hop_record(task.metadata)
+    data = record.error if record is not None else None
+    status_message = task.status.message
+    if data is None and status_message is not None and status_message.metadata:
+        carried = status_message.metadata.get(CORRELATION_URI)
+        if isinstance(carried, dict) and isinstance(carried.get("error"), dict):
+            data = carried["error"]
+    if data is not None:
+        return DelegationError.from_metadata(data)
+    reason = status_message.text if status_message is not None else ""
+    state = task.status.state
+    return DelegationError(
+        reason or f"{agent} ended {state.value.removeprefix('TASK_STATE_')}",
+        origin_agent=agent,
+        origin_task_id=task.id,
+        state=state.value,
+        path=record.path if record is not None else correlation.path,
+    )

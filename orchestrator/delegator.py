@@ -1,0 +1,439 @@
+"""The Orchestrator: the runtime's Delegator, reaching local and remote agents with correlation.
+
+``Supervisor(agent, delegator=Orchestrator())`` makes ``ctx.delegate(target, message)``
+work in that supervisor's agents (``orchestrator.serve`` sets this up). A *target* is:
+
+* an :class:`~a2a_actors.runtime.Agent`, an async function of a context, or an object with
+  ``async handle(ctx)``: a **local** child, run as a task actor of the *same* supervisor
+  (the ``agent=`` override; no HTTP), wrapped by :func:`~.orchestrated.orchestrated`;
+* an ``http(s)://`` base URL: a **remote** agent, discovered once (its card names it) and
+  called through one :class:`~a2a_actors.client.A2AClient` per base URL, all sharing one
+  ``httpx.AsyncClient`` (connection reuse);
+* a :class:`~a2a_actors.client.RemoteAgent` or an :class:`~a2a_actors.client.A2AClient`:
+  a remote agent through that client (its credentials, its timeouts);
+* any other string: looked up with the ``resolver`` (a mapping or a function of the name),
+  whose answer is one of the above.
+
+Each delegation is a :class:`~.child.ChildStream`: see :mod:`orchestrator.child` for what
+happens on completion, failure, input-required and cancellation. :func:`delegate` and
+:func:`stream_delegate` are the typed spellings of ``ctx.delegate`` (whose return type the
+runtime can only call ``object``).
+
+Lifetime: the orchestrator owns the ``httpx.AsyncClient`` it creates (closed by
+:meth:`Orchestrator.aclose` or ``async with``); one passed as ``http_client`` stays yours.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import Any, TypeAlias
+from uuid import uuid4
+
+import anyio
+import httpx
+
+from a2a_actors.client import A2AClient, RemoteAgent, Timeouts
+from a2a_actors.protocol.errors import A2AError, UnsupportedOperationError
+from a2a_actors.protocol.models import Message, Part, Role, utc_now
+from a2a_actors.runtime import Agent, Supervisor, TaskContext, as_agent
+
+from ._hop import Hop, HopRegistry
+from ._links import Link, LocalLink, RemoteLink, inject_trace_headers
+from .child import ChildStream, DelegationResult, Plan
+from .correlation import (
+    CORRELATION_URI,
+    DEFAULT_MAX_DEPTH,
+    HopRecord,
+    child_correlation,
+    from_metadata,
+    hop_record,
+    parse_traceparent,
+    root_correlation,
+)
+from .errors import DelegationError
+from .orchestrated import orchestrated
+
+__all__ = ("ClientFactory", "Orchestrator", "Resolver", "delegate", "stream_delegate")
+
+#: Makes the client for a remote base URL (to add credentials, pick a binding...).
+ClientFactory: TypeAlias = Callable[[str], Awaitable[A2AClient]]
+#: Names -> targets: a mapping, or a function returning the target (None: unknown).
+Resolver: TypeAlias = Mapping[str, object] | Callable[[str], object]
+
+_MAX_RESOLVE = 8
+
+
+class Orchestrator:
+    """Delegation with explicit correlation; implements the runtime's ``Delegator``.
+
+    Args:
+        max_depth: The deepest hop (the root is depth 0) this orchestrator sends to, and
+            that its orchestrated agents accept.
+        cancel_timeout: Seconds each attempt to cancel a child may take (retried once).
+        start_timeout: Seconds starting (or resuming) a child may take; this wait is
+            shielded from cancellation so that the child's id is always learnt.
+        http_client: An ``httpx.AsyncClient`` to borrow for remote agents (never closed
+            here); by default one is created on first use and closed by :meth:`aclose`.
+        client_factory: Makes the :class:`~a2a_actors.client.A2AClient` of a base URL;
+            by default ``A2AClient.connect(url, http_client=...)``.
+        resolver: Names -> targets, for string targets that are not URLs.
+        timeouts: Timeouts of the default clients.
+        public_url: The base URL advertised as this server's in correlations and hop
+            records, for supervisors not registered with :meth:`bind_url`.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        cancel_timeout: float = 10.0,
+        start_timeout: float = 30.0,
+        http_client: httpx.AsyncClient | None = None,
+        client_factory: ClientFactory | None = None,
+        resolver: Resolver | None = None,
+        timeouts: Timeouts | None = None,
+        public_url: str = "",
+    ) -> None:
+        if max_depth < 0:
+            raise ValueError("max_depth must be >= 0")
+        self.max_depth = max_depth
+        self.cancel_timeout = cancel_timeout
+        self.start_timeout = start_timeout
+        self.public_url = public_url.rstrip("/")
+        self._hops = HopRegistry()
+        self._http = http_client
+        self._own_http = http_client is None
+        self._factory = client_factory
+        self._resolver = resolver
+        self._timeouts = timeouts or Timeouts()
+        self._links: dict[str, RemoteLink] = {}
+        self._connecting: dict[str, anyio.Lock] = {}
+        self._urls: weakref.WeakKeyDictionary[Supervisor, str] = weakref.WeakKeyDictionary()
+
+    # -- configuration and lifetime -------------------------------------------------------
+
+    @property
+    def hops(self) -> HopRegistry:
+        """The hops of the tasks that are delegating now."""
+        return self._hops
+
+    def bind_url(self, supervisor: Supervisor, url: str) -> None:
+        """Record that ``supervisor`` is served at the base URL ``url``."""
+        self._urls[supervisor] = url.rstrip("/")
+
+    def url_of(self, supervisor: Supervisor) -> str:
+        """The base URL ``supervisor`` is served at (:attr:`public_url` when unbound)."""
+        return self._urls.get(supervisor, self.public_url)
+
+    def _http_client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            self._http = httpx.AsyncClient(
+                timeout=self._timeouts.unary(),
+                event_hooks={"request": [inject_trace_headers]},
+            )
+        elif inject_trace_headers not in self._http.event_hooks["request"]:
+            self._http.event_hooks["request"].append(inject_trace_headers)
+        return self._http
+
+    async def client(self, url: str) -> A2AClient:
+        """The (cached) client of the agent at base URL ``url``.
+
+        Raises:
+            DelegationError: The agent could not be reached or has no usable card.
+        """
+        return (await self._remote(url)).client
+
+    async def aclose(self) -> None:
+        """Close the remote clients and the ``httpx.AsyncClient`` if it is ours."""
+        links, self._links = self._links, {}
+        for link in links.values():
+            await link.client.aclose()
+        if self._own_http and self._http is not None:
+            http, self._http = self._http, None
+            await http.aclose()
+
+    async def __aenter__(self) -> Orchestrator:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- delegation ---------------------------------------------------------------------
+
+    async def delegate(
+        self, ctx: TaskContext, target: object, message: str | Message, **options: Any
+    ) -> DelegationResult:
+        """The runtime's ``Delegator`` entry point: :meth:`call` with ``options``."""
+        return await self.call(ctx, target, message, **options)
+
+    async def call(
+        self,
+        ctx: TaskContext,
+        target: object,
+        message: str | Message,
+        *,
+        relay_input: bool = True,
+        metadata: dict[str, Any] | None = None,
+        context_id: str = "",
+    ) -> DelegationResult:
+        """Run ``message`` on ``target`` as a child of ``ctx``'s task; wait for the outcome.
+
+        Args:
+            ctx: The delegating task.
+            target: See the module docstring.
+            message: The child's input (text, or a Message whose parts and metadata are
+                used; its ids are not).
+            relay_input: Relay a child's questions to this task's caller (``ctx.ask``) and
+                its answers back down; when false, raise :class:`~.errors.InputRequired`.
+            metadata: Extra message metadata for the child.
+            context_id: The child's context id ("" lets its server choose).
+
+        Returns:
+            The child's result once it COMPLETED (or answered with a Message).
+
+        Raises:
+            DepthLimitError, CycleError: Refused before anything was sent.
+            DelegationError: The child failed, was rejected or canceled, or could not be
+                reached; it names the origin agent and task and the relay path.
+            InputRequired: With ``relay_input=False``, when the child asks for input.
+
+        On cancellation of the caller, the child (and so its subtree) is canceled before
+        the cancellation propagates.
+        """
+        async with self.stream(
+            ctx,
+            target,
+            message,
+            relay_input=relay_input,
+            metadata=metadata,
+            context_id=context_id,
+        ) as events:
+            async for _ in events:
+                pass
+            return events.result()
+
+    def stream(
+        self,
+        ctx: TaskContext,
+        target: object,
+        message: str | Message,
+        *,
+        relay_input: bool = True,
+        metadata: dict[str, Any] | None = None,
+        context_id: str = "",
+    ) -> ChildStream:
+        """The streaming variant of :meth:`call`: ``async with`` it and iterate the events.
+
+        Events are the child's StreamResponses (a Task snapshot first). Leaving the block
+        before the child ended cancels the child. Arguments and errors as for :meth:`call`
+        (errors of the child come from the iteration).
+        """
+
+        async def plan() -> Plan:
+            return await self._plan(ctx, target, message, metadata, context_id)
+
+        return ChildStream(
+            plan,
+            registry=self._hops,
+            relay_input=relay_input,
+            cancel_timeout=self.cancel_timeout,
+            start_timeout=self.start_timeout,
+        )
+
+    # -- internals ----------------------------------------------------------------------
+
+    async def _plan(
+        self,
+        ctx: TaskContext,
+        target: object,
+        content: str | Message,
+        metadata: dict[str, Any] | None,
+        context_id: str,
+    ) -> Plan:
+        link = await self._link(ctx, target)
+        hop = self._hop_for(ctx)
+        try:
+            correlation = child_correlation(
+                hop.correlation,
+                parent_task_id=ctx.task_id,
+                parent_context_id=ctx.context_id,
+                child_agent=link.name,
+                parent_url=hop.record.url,
+                max_depth=self.max_depth,
+            )
+        except BaseException:
+            self._hops.close(hop)
+            raise
+        if isinstance(content, Message):
+            parts, base, extensions = content.parts, content.metadata or {}, content.extensions
+        else:
+            parts, base, extensions = (Part(text=content),), {}, ()
+        message = Message(
+            message_id=uuid4().hex,
+            role=Role.USER,
+            parts=parts,
+            context_id=context_id,
+            metadata={**base, **(metadata or {}), CORRELATION_URI: correlation.to_metadata()},
+            extensions=tuple(dict.fromkeys((*extensions, CORRELATION_URI))),
+        )
+        return Plan(hop, link, correlation, message)
+
+    def _hop_for(self, ctx: TaskContext) -> Hop:
+        """The open hop of ``ctx``'s task, held; made from its metadata when it has none
+        (an agent that is not orchestrated delegating)."""
+        hop = self._hops.get(ctx.task_id)
+        if hop is None:
+            record = hop_record(ctx.task_metadata)
+            if record is None:
+                try:
+                    incoming = from_metadata(ctx.metadata)
+                except ValueError:
+                    incoming = None
+                if incoming is None:
+                    parsed = parse_traceparent(ctx.headers.get("traceparent"))
+                    incoming = root_correlation(
+                        ctx.agent.name, trace_id=parsed[0] if parsed else None
+                    )
+                record = HopRecord.of(
+                    incoming,
+                    agent=ctx.agent.name,
+                    url=self.url_of(ctx.supervisor),
+                    started_at=utc_now(),
+                )
+            hop = Hop(ctx, record)
+        return self._hops.open(hop)
+
+    async def _link(self, ctx: TaskContext, target: object) -> Link:
+        for _ in range(_MAX_RESOLVE):
+            if isinstance(target, RemoteAgent):
+                client = target.client
+                return RemoteLink(
+                    client,
+                    name=target.name,
+                    url=client.interface.url.rstrip("/"),
+                    streaming=target.streaming,
+                )
+            if isinstance(target, A2AClient):
+                card = target.card
+                url = target.interface.url.rstrip("/")
+                return RemoteLink(
+                    target,
+                    name=card.name if card is not None else url,
+                    url=url,
+                    streaming=card is None or bool(card.capabilities.streaming),
+                )
+            if isinstance(target, str):
+                if target.startswith(("http://", "https://")):
+                    return await self._remote(target)
+                target = self._resolve(target)
+                continue
+            if isinstance(target, Agent) or callable(target) or hasattr(target, "handle"):
+                return LocalLink(ctx.supervisor, ctx.caller, orchestrated(as_agent(target)))
+            raise TypeError(
+                "a delegation target is an Agent, an async function of a TaskContext, an "
+                f"http(s) URL, a RemoteAgent, an A2AClient or a resolvable name; got {target!r}"
+            )
+        raise ValueError("delegation target names resolve to each other in a loop")
+
+    def _resolve(self, name: str) -> object:
+        resolver = self._resolver
+        found: object = None
+        if isinstance(resolver, Mapping):
+            found = resolver.get(name)
+        elif resolver is not None:
+            found = resolver(name)
+        if found is None:
+            raise UnsupportedOperationError(
+                f"unknown delegation target {name!r}: not an http(s) URL, and no resolver names it"
+            )
+        return found
+
+    async def _remote(self, url: str) -> RemoteLink:
+        key = url.rstrip("/")
+        link = self._links.get(key)
+        if link is not None:
+            return link
+        lock = self._connecting.setdefault(key, anyio.Lock())
+        async with lock:
+            link = self._links.get(key)
+            if link is not None:
+                return link
+            try:
+                if self._factory is not None:
+                    client = await self._factory(key)
+                else:
+                    client = await A2AClient.connect(
+                        key, http_client=self._http_client(), timeouts=self._timeouts
+                    )
+            except A2AError as exc:
+                raise DelegationError(
+                    f"could not reach the agent at {key}: {exc}", origin_agent=key
+                ) from exc
+            card = client.card
+            link = RemoteLink(
+                client,
+                name=card.name if card is not None else key,
+                url=key,
+                streaming=card is None or bool(card.capabilities.streaming),
+            )
+            self._links[key] = link
+            return link
+
+
+def _orchestrator_of(ctx: TaskContext) -> Orchestrator:
+    delegator = ctx.delegator
+    if not isinstance(delegator, Orchestrator):
+        raise UnsupportedOperationError(
+            "delegation needs an Orchestrator: Supervisor(agent, delegator=Orchestrator()), "
+            "or serve the agent with orchestrator.serve(...)"
+        )
+    return delegator
+
+
+async def delegate(
+    ctx: TaskContext,
+    target: object,
+    message: str | Message,
+    *,
+    relay_input: bool = True,
+    metadata: dict[str, Any] | None = None,
+    context_id: str = "",
+) -> DelegationResult:
+    """``ctx.delegate(...)`` with its precise return type (see :meth:`Orchestrator.call`).
+
+    Raises:
+        UnsupportedOperationError: The supervisor's delegator is not an Orchestrator.
+        DepthLimitError, CycleError, DelegationError, InputRequired: As
+            :meth:`Orchestrator.call`.
+    """
+    return await _orchestrator_of(ctx).call(
+        ctx, target, message, relay_input=relay_input, metadata=metadata, context_id=context_id
+    )
+
+
+def stream_delegate(
+    ctx: TaskContext,
+    target: object,
+    message: str | Message,
+    *,
+    relay_input: bool = True,
+    metadata: dict[str, Any] | None = None,
+    context_id: str = "",
+) -> ChildStream:
+    """The streaming delegation of :meth:`Orchestrator.stream`, for ``ctx``'s orchestrator.
+
+    ``async with stream_delegate(ctx, target, "...") as events: async for ev in events``.
+
+    Raises:
+        UnsupportedOperationError: The supervisor's delegator is not an Orchestrator.
+    """
+    return _orchestrator_of(ctx).stream(
+        ctx, target, message, relay_input=relay_input, metadata=metadata, context_id=context_id
+    )
