@@ -206,6 +206,10 @@ class Publication:
             await self._flush()
 
     def _publish(self, snapshot: Task, version: int) -> None:
+        if version < self._published_version:
+            # A later flush (of the same handler's concurrent action) stored and published
+            # a newer snapshot, with every queued event, while this one awaited the store.
+            return
         sup = self._sup
         self._published = snapshot
         self._published_version = version
