@@ -205,16 +205,21 @@ class Orchestrator:
             InputRequired: With ``relay_input=False``, when the child asks for input.
 
         On cancellation of the caller, the child (and so its subtree) is canceled before
-        the cancellation propagates.
+        the cancellation propagates. While it waits, the caller holds no running slot of
+        its supervisor (``ctx.waiting()``), so a local chain deeper than ``max_running``
+        cannot deadlock on its own slots.
         """
-        async with self.stream(
-            ctx,
-            target,
-            message,
-            relay_input=relay_input,
-            metadata=metadata,
-            context_id=context_id,
-        ) as events:
+        async with (
+            ctx.waiting(),
+            self.stream(
+                ctx,
+                target,
+                message,
+                relay_input=relay_input,
+                metadata=metadata,
+                context_id=context_id,
+            ) as events,
+        ):
             async for _ in events:
                 pass
             return events.result()

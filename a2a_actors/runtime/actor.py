@@ -141,6 +141,7 @@ class TaskActor(Publication):
         "_cancel_requested",
         "_interrupt",
         "_mailbox",
+        "_paused",
         "_running",
         "_sup",
         "agent",
@@ -180,6 +181,7 @@ class TaskActor(Publication):
         self._interrupt: _Cancellable | None = None
         self._mailbox: Mailbox[_Input] | None = None
         self._running = False
+        self._paused = False
         self._cancel_requested = False
         self._cancel_metadata: dict[str, Any] | None = None
 
@@ -514,8 +516,30 @@ class TaskActor(Publication):
         self.extensions = item.extensions
         self.message = self.machine.add_user_message(item.message)
         await self.emit_status(_S.WORKING, checkpoint=False)
-        await self._take_slot()
+        if not self._paused:  # inside ctx.waiting(), the slot is taken back at its end
+            await self._take_slot()
         return self.message
+
+    def pause_running(self) -> bool:
+        """Give the running slot back while the handler waits on something else.
+
+        Returns:
+            False when already paused (nested waits); the outer one resumes.
+        """
+        if self._paused:
+            return False
+        self._paused = True
+        self._give_slot()
+        return True
+
+    def end_pause(self) -> None:
+        """End a :meth:`pause_running` without taking a slot (the handler is ending)."""
+        self._paused = False
+
+    async def resume_running(self) -> None:
+        """Take a running slot again after :meth:`pause_running` (waits in line if needed)."""
+        self._paused = False
+        await self._take_slot()
 
     async def _resume(self) -> None:
         """Take the client's message that resumes a restored task, and go WORKING.

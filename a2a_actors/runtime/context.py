@@ -33,7 +33,8 @@ then already been recorded (and published) in full.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
@@ -280,6 +281,28 @@ class TaskContext:
             IllegalTransitionError: The task already ended.
         """
         return self._actor.interrupt(TaskState.AUTH_REQUIRED, agent_message(text_or_message))
+
+    @asynccontextmanager
+    async def waiting(self) -> AsyncIterator[None]:
+        """Hold no running slot while the block waits on work outside this task.
+
+        For an agent that waits on other tasks (a delegated child, which may need a
+        running slot of the same supervisor to make progress): the slot is given back on
+        entry and taken back on a normal exit, waiting in line if the supervisor is at its
+        ``max_running`` cap. Questions asked inside the block (``ask``) do not take the
+        slot back early. On an exception or cancellation the slot is not taken back (the
+        handler is ending). Nested blocks are allowed; the outermost one decides.
+        """
+        actor = self._actor
+        if not actor.pause_running():
+            yield
+            return
+        try:
+            yield
+        except BaseException:
+            actor.end_pause()
+            raise
+        await actor.resume_running()
 
     async def set_task_metadata(self, **values: Any) -> None:
         """Merge ``values`` into the task metadata (stored; no event is streamed)."""

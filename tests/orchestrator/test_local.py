@@ -21,6 +21,7 @@ from orchestrator import (
     InputRequired,
     Orchestrator,
     delegate,
+    orchestrated,
     parse_traceparent,
     stream_delegate,
     supervisor_tree,
@@ -465,3 +466,26 @@ async def test_auth_required_is_relayed_like_a_question() -> None:
             )
     assert isinstance(done, Task)
     assert status_text(done) == "opened with s3cret"
+
+
+async def test_a_local_chain_deeper_than_max_running_completes() -> None:
+    @agent(name="leaf")
+    async def leaf(ctx: TaskContext) -> str:
+        return f"leaf({ctx.text})"
+
+    @agent(name="mid")
+    async def mid(ctx: TaskContext) -> str:
+        return f"mid[{(await delegate(ctx, leaf, ctx.text)).text}]"
+
+    @agent(name="top")
+    async def top(ctx: TaskContext) -> str:
+        return f"top[{(await delegate(ctx, mid, ctx.text)).text}]"
+
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            Orchestrator() as orch,
+            Supervisor(orchestrated(top), delegator=orch, max_running=1) as sup,
+        ):
+            root = await send(sup, "x")
+            assert status_text(root) == "top[mid[leaf(x)]]"
+            assert sup.statistics().running_handlers == 0
