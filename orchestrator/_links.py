@@ -16,23 +16,19 @@ agent whose card does not declare streaming is called with a blocking SendMessag
 id is then only known when it settles).
 
 Trace context. Each call carries W3C ``traceparent`` (and ``tracestate``) headers. Locally
-they are passed as the child's transport headers; remotely, :func:`outbound_headers` puts them
-in a context variable that an ``httpx`` request hook (:func:`inject_trace_headers`, installed
-on the orchestrator's ``httpx.AsyncClient`` and on borrowed ones) copies onto every request
-sent from that task while the call runs. (``A2AMethods`` has no per-call headers yet.)
+they are passed as the child's transport headers; remotely, :func:`outbound_headers` adds
+them to every request the client sends from that task while the call runs
+(:func:`a2a_actors.client.request_headers`).
 """
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, contextmanager
 from types import TracebackType
 from typing import Any, Protocol
 
-import httpx
-
-from a2a_actors.client import A2AClient, EventStream
+from a2a_actors.client import A2AClient, EventStream, request_headers
 from a2a_actors.protocol.models import Message, StreamResponse, Task
 from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
 from a2a_actors.runtime import Agent, Supervisor
@@ -43,44 +39,17 @@ __all__ = (
     "Link",
     "LocalLink",
     "RemoteLink",
-    "inject_trace_headers",
-    "install_trace_hook",
     "outbound_headers",
 )
 
 _EXTENSIONS = (CORRELATION_URI,)
-_OUTBOUND: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
-    "a2a_actors_orchestrator_outbound", default=None
-)
 
 
 @contextmanager
 def outbound_headers(headers: Mapping[str, str]) -> Iterator[None]:
     """While inside, HTTP requests sent by this task carry ``headers`` (trace context)."""
-    token = _OUTBOUND.set(headers)
-    try:
+    with request_headers(headers):
         yield
-    finally:
-        _OUTBOUND.reset(token)
-
-
-async def inject_trace_headers(request: httpx.Request) -> None:
-    """``httpx`` request hook: add the current :func:`outbound_headers` to ``request``."""
-    headers = _OUTBOUND.get()
-    if headers:
-        request.headers.update(headers)
-
-
-def install_trace_hook(client: A2AClient) -> None:
-    """Install :func:`inject_trace_headers` on the ``httpx`` client behind ``client``.
-
-    A no-op when the transport has no ``httpx.AsyncClient`` or already has the hook.
-    """
-    http = getattr(client.transport, "_http", None)
-    if isinstance(http, httpx.AsyncClient):
-        hooks = http.event_hooks["request"]
-        if inject_trace_headers not in hooks:
-            hooks.append(inject_trace_headers)
 
 
 class Link(Protocol):
@@ -225,7 +194,7 @@ class RemoteLink:
     """A child agent behind an A2A endpoint.
 
     Args:
-        client: The client to call it with (its ``httpx`` client gets the trace hook).
+        client: The client to call it with.
         name: The agent's name (from its card).
         url: The base URL it was reached at.
         streaming: Whether it streams (then ``start`` returns at once and the events come
@@ -239,7 +208,6 @@ class RemoteLink:
         self._name = name
         self._url = url
         self.returns_early = streaming
-        install_trace_hook(client)
 
     @property
     def name(self) -> str:

@@ -40,7 +40,7 @@ from a2a_actors.protocol.models import Message, Part, Role, utc_now
 from a2a_actors.runtime import Agent, Supervisor, TaskContext, as_agent
 
 from ._hop import Hop, HopRegistry
-from ._links import Link, LocalLink, RemoteLink, inject_trace_headers
+from ._links import Link, LocalLink, RemoteLink
 from .child import ChildStream, DelegationResult, Plan
 from .correlation import (
     CORRELATION_URI,
@@ -129,12 +129,7 @@ class Orchestrator:
 
     def _http_client(self) -> httpx.AsyncClient:
         if self._http is None:
-            self._http = httpx.AsyncClient(
-                timeout=self._timeouts.unary(),
-                event_hooks={"request": [inject_trace_headers]},
-            )
-        elif inject_trace_headers not in self._http.event_hooks["request"]:
-            self._http.event_hooks["request"].append(inject_trace_headers)
+            self._http = httpx.AsyncClient(timeout=self._timeouts.unary())
         return self._http
 
     async def client(self, url: str) -> A2AClient:

@@ -40,7 +40,11 @@ from .remote_agent import (
 )
 from .rest_transport import RESTTransport as RESTTransport
 from .stream import EventStream as EventStream, TaskView as TaskView
-from .transport import Timeouts as Timeouts, Transport as Transport
+from .transport import (
+    Timeouts as Timeouts,
+    Transport as Transport,
+    request_headers as request_headers,
+)
 
 __all__ = (
     "DEFAULT_BINDINGS",
@@ -71,6 +75,7 @@ __all__ = (
     "discover",
     "make_transport",
     "parse_card",
+    "request_headers",
     "resolve_interface",
     "select_interface",
     "text_message",

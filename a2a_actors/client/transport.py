@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+import contextvars
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -41,6 +42,7 @@ from a2a_actors.protocol.sse import SSEEvent, SSEParser, SSEProtocolError
 from .errors import A2AConnectionError, error_from_http
 
 __all__ = (
+    "request_headers",
     "EventSource",
     "HTTPTransport",
     "SSEEventIterator",
@@ -49,6 +51,27 @@ __all__ = (
     "is_none_type",
     "map_httpx_errors",
 )
+
+_EXTRA_HEADERS: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+    "a2a_actors_client_request_headers", default=None
+)
+
+
+@contextlib.contextmanager
+def request_headers(headers: Mapping[str, str]) -> Iterator[None]:
+    """Add ``headers`` to every request the clients send from this task while inside.
+
+    For per-call transport metadata such as the W3C trace context (``traceparent``):
+    the value follows the current task (a context variable), so concurrent calls from
+    other tasks are unaffected. Nested blocks merge, the inner value winning.
+    """
+    outer = _EXTRA_HEADERS.get()
+    token = _EXTRA_HEADERS.set({**outer, **headers} if outer else dict(headers))
+    try:
+        yield
+    finally:
+        _EXTRA_HEADERS.reset(token)
+
 
 R = TypeVar("R")
 
@@ -303,6 +326,9 @@ class HTTPTransport:
     ) -> httpx.Request:
         """Build one request with the A2A headers and the matching timeouts."""
         headers = self.headers(extensions, content_type=content_type if body is not None else None)
+        extra = _EXTRA_HEADERS.get()
+        if extra:
+            headers.update(extra)
         if streaming:
             headers["Accept"] = _SSE
             headers["Cache-Control"] = "no-store"
