@@ -1,0 +1,173 @@
+"""Smoke runs of the benchmark scripts: they start, measure and print well-formed results.
+
+Each script runs as a subprocess with ``--quick --json``; every stdout line must be a JSON
+object with the keys its kind of result promises, and no result may report errors. There
+are no timing assertions: speed is what the scripts measure, not what the tests check.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BENCHMARKS = REPO / "benchmarks"
+SCRIPTS = ("bench_protocol", "bench_inprocess", "bench_store", "bench_http", "bench_hops")
+PRESENT = [name for name in SCRIPTS if (BENCHMARKS / f"{name}.py").exists()]
+TIMEOUT_S = 240
+
+#: Keys of every HTTP measurement (http.send, http.stream, http.loadgen-ceiling).
+HTTP_KEYS = {
+    "name",
+    "setup",
+    "backend",
+    "workload",
+    "concurrency",
+    "requests_per_s",
+    "p50_ms",
+    "p99_ms",
+    "errors",
+    "completed",
+    "duration_s",
+    "loadgen",
+    "cpu_pinning",
+    "versions",
+}
+RATIO_KEYS = {"name", "workload", "setup", "versus", "concurrency", "metric", "ratio", "target"}
+THROUGHPUT = {"requests_per_s", "tasks_per_s", "ops_per_s", "hops_per_s"}
+
+
+def run_json(*args: str) -> list[dict[str, Any]]:
+    """Run ``args`` with the current interpreter; the JSON objects it printed, one a line."""
+    process = subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr[-4000:]
+    lines = [line for line in process.stdout.splitlines() if line.strip()]
+    assert lines, f"no output; stderr:\n{process.stderr[-4000:]}"
+    results = []
+    for line in lines:
+        result = json.loads(line)
+        assert isinstance(result, dict), line
+        results.append(result)
+    return results
+
+
+def check_common(result: dict[str, Any]) -> None:
+    assert isinstance(result.get("name"), str), result
+    assert isinstance(result.get("versions"), dict), result
+    assert result.get("errors", 0) == 0, result
+
+
+def check_http(results: list[dict[str, Any]], loadgen: str) -> None:
+    measured = [r for r in results if r["name"] != "http.ratio"]
+    for result in measured:
+        assert result.keys() >= HTTP_KEYS, HTTP_KEYS - result.keys()
+        assert result["name"] in ("http.send", "http.stream", "http.loadgen-ceiling")
+        assert result["loadgen"] == loadgen
+        assert result["completed"] > 0, result  # it did measure something
+        assert result["requests_per_s"] > 0, result
+    for result in (r for r in results if r["name"] == "http.ratio"):
+        assert result.keys() >= RATIO_KEYS, RATIO_KEYS - result.keys()
+        assert result["ratio"] > 0
+
+
+@pytest.mark.parametrize("script", PRESENT)
+def test_script_quick_json(script: str) -> None:
+    args = [str(BENCHMARKS / f"{script}.py"), "--quick", "--json"]
+    if script == "bench_http":
+        args.append("--loadgen=builtin")  # what CI has; the wrk path is tested below
+    results = run_json(*args)
+    for result in results:
+        check_common(result)
+    if script == "bench_http":
+        check_http(results, "builtin")
+        points = {(r["name"], r["setup"], r["workload"]) for r in results}
+        for setup in ("ours-asyncio", "bare-quart-asyncio"):
+            assert ("http.send", setup, "send") in points
+            assert ("http.stream", setup, "stream") in points
+        assert ("http.loadgen-ceiling", "trivial", "send") in points
+        assert any(r["name"] == "http.ratio" for r in results)
+    else:
+        for result in results:
+            assert THROUGHPUT & result.keys() or "bytes_per_task" in result, result
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
+def test_http_with_wrk() -> None:
+    results = run_json(
+        str(BENCHMARKS / "bench_http.py"),
+        "--quick",
+        "--json",
+        "--loadgen=wrk",
+        "--setups=bare-quart-asyncio",
+        "--no-ceiling",
+    )
+    for result in results:
+        check_common(result)
+    check_http(results, "wrk")
+    assert {r["workload"] for r in results} == {"send", "stream"}
+
+
+def test_runner_writes_results(tmp_path: Path) -> None:
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--quick",
+            "--only=bench_protocol",
+            f"--out={tmp_path}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr[-4000:]
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert {"date", "machine", "scripts", "results"} <= report.keys()
+    assert [s["script"] for s in report["scripts"]] == ["bench_protocol"]
+    assert report["results"]
+    assert all(r["script"] == "bench_protocol" for r in report["results"])
+    table = (tmp_path / "results.md").read_text()
+    assert "## bench_protocol" in table
+    assert "| name |" in table
+
+
+def test_chart_or_clear_message(tmp_path: Path) -> None:
+    runner = importlib.import_module("benchmarks.__main__")
+    results = [
+        {
+            "name": f"http.{workload}",
+            "setup": setup,
+            "workload": workload,
+            "concurrency": concurrency,
+            "requests_per_s": 100.0,
+            "p99_ms": 10.0,
+        }
+        for workload in ("send", "stream")
+        for setup in ("ours-asyncio", "sdk")
+        for concurrency in (16, 64)
+    ]
+    message = runner.write_chart(results, tmp_path / "chart.png")
+    try:
+        importlib.import_module("matplotlib")
+    except ImportError:
+        assert "matplotlib is not installed" in message
+        assert not (tmp_path / "chart.png").exists()
+    else:
+        assert (tmp_path / "chart.png").stat().st_size > 0
