@@ -16,6 +16,7 @@ ProtoJSON form:
   published by an actor, can be shared between readers without copying;
 * a proto ``oneof`` is a set of optional members plus an exactly-one check in
   ``__post_init__``, which msgspec turns into a ``ValidationError`` with the field path;
+* instances are not tracked by the cycle collector (``gc=False``; see WireStruct);
 * timestamps are timezone-aware datetimes, normalised to UTC so that they are written
   with a ``Z`` suffix; 0, 3, 6 or 9 fractional digits are accepted on input.
 
@@ -60,8 +61,16 @@ def utc_now() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
 
 
-class WireStruct(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel", frozen=True):
-    """Base of every A2A wire object: camelCase, defaults omitted, immutable."""
+class WireStruct(
+    msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel", frozen=True, gc=False
+):
+    """Base of every A2A wire object: camelCase, defaults omitted, immutable.
+
+    ``gc=False``: wire objects are immutable trees (frozen Structs, tuples, JSON values)
+    and cannot form reference cycles, so the cycle collector need not track them. A server
+    keeps every finished task; untracked snapshots keep full collections (and their pauses)
+    from growing with the number of stored tasks.
+    """
 
 
 def _exactly_one(obj: WireStruct, names: tuple[str, ...], what: str) -> None:

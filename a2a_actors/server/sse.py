@@ -230,20 +230,24 @@ class SSEBody(ResponseBody):
         if self._done:
             await self.aclose()
             raise StopAsyncIteration
-        while True:
-            with anyio.move_on_after(self._ping) as waited:
-                try:
-                    item = await self._opened.receive.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError):
-                    self._done = True
-                    await self.aclose()
-                    raise StopAsyncIteration from None
-            if waited.cancelled_caught:
-                return encode_comment("ping")
-            if isinstance(item, StreamFailure):
-                self._done = True
-                return encode_event(self._encode_error(item.error), event="error")
-            return encode_event(self._encode(item))
+        receive = self._opened.receive
+        try:
+            try:
+                # An event already waiting needs no ping timer (the common, busy case).
+                item = receive.receive_nowait()
+            except anyio.WouldBlock:
+                with anyio.move_on_after(self._ping) as waited:
+                    item = await receive.receive()
+                if waited.cancelled_caught:
+                    return encode_comment("ping")
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._done = True
+            await self.aclose()
+            raise StopAsyncIteration from None
+        if isinstance(item, StreamFailure):
+            self._done = True
+            return encode_event(self._encode_error(item.error), event="error")
+        return encode_event(self._encode(item))
 
     async def aclose(self) -> None:
         """Stop the stream: close the channel and cancel the pump (idempotent)."""
