@@ -5,7 +5,8 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 
 import anyio
 import httpx
@@ -46,6 +47,16 @@ class Configs:
 
     def configs_for(self, task_id: str) -> Sequence[TaskPushNotificationConfig]:
         return self.by_task.get(task_id, [])
+
+
+@asynccontextmanager
+async def running(delivery: PushDelivery) -> AsyncIterator[None]:
+    """Run the worker pool for the block; on exit wait until every event is dealt with."""
+    async with anyio.create_task_group() as tg:
+        await tg.start(delivery.run)
+        yield
+        await delivery.wait_idle()
+        tg.cancel_scope.cancel()
 
 
 def status_event(task_id: str, state: TaskState) -> StreamResponse:
@@ -98,12 +109,9 @@ async def test_events_arrive_in_order_with_headers_at_checked_address() -> None:
         status_event("t1", TaskState.COMPLETED),
     ]
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
+        async with running(delivery):
             for ev in events:
                 delivery.task_event("t1", None, ev, terminal=False)
-            await delivery.wait_idle()
-            tg.cancel_scope.cancel()
     assert [codec.decode(r.content, StreamResponse) for r in seen] == events
     for request in seen:
         # Connected to the checked address; Host and SNI still name the host.
@@ -147,11 +155,8 @@ async def test_5xx_is_retried_with_growing_backoff(
         max_attempts=5,
     )
     with anyio.fail_after(60):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
+        async with running(delivery):
             delivery.task_event("t1", None, status_event("t1", TaskState.WORKING), terminal=False)
-            await delivery.wait_idle()
-            tg.cancel_scope.cancel()
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(times) == 4
     # Jittered exponential backoff: attempt n waits within [base*2^n / 2, base*2^n].
@@ -174,11 +179,8 @@ async def test_gives_up_after_max_attempts_and_logs_without_secrets(
     )
     caplog.set_level(logging.DEBUG)
     with anyio.fail_after(600):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
+        async with running(delivery):
             delivery.task_event("t1", None, status_event("t1", TaskState.WORKING), terminal=False)
-            await delivery.wait_idle()
-            tg.cancel_scope.cancel()
     stats = delivery.statistics()
     assert (stats.attempts, stats.gave_up, stats.delivered) == (3, 1, 0)
     assert "gave up" in caplog.text
@@ -204,11 +206,8 @@ async def test_4xx_and_redirects_are_not_retried_nor_followed() -> None:
         transport=httpx.MockTransport(handler),
     )
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
+        async with running(delivery):
             delivery.task_event("t1", None, status_event("t1", TaskState.WORKING), terminal=False)
-            await delivery.wait_idle()
-            tg.cancel_scope.cancel()
     assert sorted(r.url.path for r in calls) == ["/forbidden", "/redirect"]
     assert delivery.statistics().gave_up == 2
 
@@ -228,11 +227,8 @@ async def test_name_resolving_private_at_delivery_is_refused() -> None:
     # ... private (or mixed) by the time of delivery.
     answers["rebind.example.com"] = ["93.184.216.34", "10.0.0.7"]
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
+        async with running(delivery):
             delivery.task_event("t1", None, status_event("t1", TaskState.WORKING), terminal=False)
-            await delivery.wait_idle()
-            tg.cancel_scope.cancel()
     assert calls == []
     assert delivery.statistics().gave_up == 1
 
@@ -250,8 +246,7 @@ async def test_circuit_opens_after_repeated_give_ups(clock: trio.testing.MockClo
         clock=trio.current_time,
     )
     with anyio.fail_after(100):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
+        async with running(delivery):
             for _ in range(5):
                 delivery.task_event(
                     "t1", None, status_event("t1", TaskState.WORKING), terminal=False
@@ -265,7 +260,6 @@ async def test_circuit_opens_after_repeated_give_ups(clock: trio.testing.MockClo
             await delivery.wait_idle()
             assert len(calls) == 3
             assert delivery.statistics().open_circuits == 1  # the half-open try failed
-            tg.cancel_scope.cancel()
 
 
 async def test_slow_receiver_does_not_delay_other_configs() -> None:
@@ -289,8 +283,7 @@ async def test_slow_receiver_does_not_delay_other_configs() -> None:
         workers=2,
     )
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
+        async with running(delivery):
             delivery.task_event(
                 "slow-task", None, status_event("slow-task", TaskState.WORKING), terminal=False
             )
@@ -300,8 +293,6 @@ async def test_slow_receiver_does_not_delay_other_configs() -> None:
             await fast_done.wait()  # delivered while the slow receiver still hangs
             assert delivery.statistics().in_flight == 1
             release.set()
-            await delivery.wait_idle()
-            tg.cancel_scope.cancel()
     assert delivery.statistics().delivered == 2
 
 
@@ -337,14 +328,12 @@ async def test_configs_are_retired_after_the_terminal_event_only() -> None:
         retire=retired,
     )
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
+        async with running(delivery):
             delivery.task_event("t1", None, status_event("t1", TaskState.WORKING), terminal=False)
             await delivery.wait_idle()
             assert retired.configs == []
             delivery.task_event("t1", None, status_event("t1", TaskState.COMPLETED), terminal=True)
             await delivery.wait_idle()  # includes the retirement
-            tg.cancel_scope.cancel()
     assert len(seen) == 4
     assert sorted(c.id for c in retired.configs) == ["c1", "c2"]
 
@@ -369,10 +358,8 @@ async def test_a_given_up_or_dropped_terminal_event_still_retires(
     delivery.task_event("t2", None, status_event("t2", TaskState.FAILED), terminal=True)
     assert (delivery.statistics().dropped, delivery.statistics().pending) == (1, 1)
     with anyio.fail_after(600):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
-            await delivery.wait_idle()
-            tg.cancel_scope.cancel()
+        async with running(delivery):
+            pass  # the queued events are delivered (or given up) before the block ends
     assert sorted(c.task_id for c in retired.configs) == ["t1", "t2"]
     assert delivery.statistics().gave_up == 1  # t2's, after two attempts
 
@@ -402,12 +389,9 @@ async def test_a_failing_hook_gives_up_one_event_and_never_stops_the_pool(
     )
     caplog.set_level(logging.DEBUG)
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            await tg.start(delivery.run)
+        async with running(delivery):
             delivery.task_event("t1", None, status_event("t1", TaskState.FAILED), terminal=True)
             delivery.task_event("t2", None, status_event("t2", TaskState.WORKING), terminal=False)
-            await delivery.wait_idle()
-            tg.cancel_scope.cancel()
     assert len(seen) == 1  # the second task was still delivered by the only worker
     stats = delivery.statistics()
     assert (stats.gave_up, stats.delivered) == (1, 1)
