@@ -1,4 +1,9 @@
-"""The in-memory task store: versions, filters, newest-first cursor paging, total size."""
+"""Paging helpers of the store seam (page tokens, bounds) and memory-store paging by property.
+
+The behavioural contract every store keeps (versions, filters, newest-first cursor paging,
+total size) is one suite run against both stores: ``test_sqlite.py``, parametrised over
+``kind`` in ("memory", "sqlite").
+"""
 
 from __future__ import annotations
 
@@ -36,98 +41,6 @@ def record(
     status = TaskStatus(state=state, timestamp=T0 + dt.timedelta(seconds=seconds))
     task = Task(id=task_id, context_id=context_id, status=status)
     return StoredTask(task=task, owner=owner, version=version)
-
-
-async def ids(store: MemoryTaskStore, query: TaskQuery) -> list[str]:
-    page = await store.list(query)
-    return [r.task.id for r in page.records]
-
-
-async def test_save_get_delete() -> None:
-    with anyio.fail_after(5):
-        store = MemoryTaskStore()
-        assert await store.get("a") is None
-        await store.save(record("a"))
-        got = await store.get("a")
-        assert got is not None
-        assert got.task.id == "a"
-        await store.delete("a")
-        await store.delete("a")  # unknown ids are fine
-        assert await store.get("a") is None
-        assert len(store) == 0
-
-
-async def test_save_keeps_the_highest_version() -> None:
-    with anyio.fail_after(5):
-        store = MemoryTaskStore()
-        await store.save(record("a", version=3, state=TaskState.WORKING))
-        await store.save(record("a", version=2, state=TaskState.SUBMITTED))
-        got = await store.get("a")
-        assert got is not None
-        assert (got.version, got.task.status.state) == (3, TaskState.WORKING)
-        await store.save(record("a", version=4))
-        got = await store.get("a")
-        assert got is not None
-        assert got.version == 4
-
-
-async def test_filters() -> None:
-    with anyio.fail_after(5):
-        store = MemoryTaskStore()
-        await store.save(record("a", seconds=1, context_id="c1", owner="alice"))
-        await store.save(record("b", seconds=2, context_id="c2", state=TaskState.WORKING))
-        await store.save(record("c", seconds=3, context_id="c1", owner="bob"))
-        assert await ids(store, TaskQuery()) == ["c", "b", "a"]
-        assert await ids(store, TaskQuery(context_id="c1")) == ["c", "a"]
-        assert await ids(store, TaskQuery(state=TaskState.WORKING)) == ["b"]
-        assert await ids(store, TaskQuery(owner="alice")) == ["a"]
-        assert await ids(store, TaskQuery(owner=None)) == ["b"]
-        after = T0 + dt.timedelta(seconds=2)
-        assert await ids(store, TaskQuery(status_timestamp_after=after)) == ["c", "b"]
-        assert await ids(store, TaskQuery(context_id="none")) == []
-
-
-async def test_pagination_newest_first_with_total_size() -> None:
-    with anyio.fail_after(5):
-        store = MemoryTaskStore()
-        for i in range(7):
-            await store.save(record(f"t{i}", seconds=i))
-        first = await store.list(TaskQuery(page_size=3))
-        assert [r.task.id for r in first.records] == ["t6", "t5", "t4"]
-        assert first.total_size == 7
-        assert first.next_page_token
-        second = await store.list(TaskQuery(page_size=3, page_token=first.next_page_token))
-        assert [r.task.id for r in second.records] == ["t3", "t2", "t1"]
-        third = await store.list(TaskQuery(page_size=3, page_token=second.next_page_token))
-        assert [r.task.id for r in third.records] == ["t0"]
-        assert third.next_page_token == ""
-        assert third.total_size == 7
-
-
-async def test_equal_timestamps_are_ordered_by_id() -> None:
-    with anyio.fail_after(5):
-        store = MemoryTaskStore()
-        for name in ("b", "a", "c"):
-            await store.save(record(name))
-        page = await store.list(TaskQuery(page_size=2))
-        assert [r.task.id for r in page.records] == ["c", "b"]
-        rest = await store.list(TaskQuery(page_size=2, page_token=page.next_page_token))
-        assert [r.task.id for r in rest.records] == ["a"]
-
-
-async def test_empty_listing_has_an_empty_token() -> None:
-    with anyio.fail_after(5):
-        page = await MemoryTaskStore().list(TaskQuery())
-        assert (page.records, page.next_page_token, page.total_size) == ((), "", 0)
-
-
-async def test_bad_page_token_is_invalid_params() -> None:
-    with anyio.fail_after(5):
-        store = MemoryTaskStore()
-        for token in ("not-a-token", "e30", encode_page_token((T0, "x"))[:-3] + "!!"):
-            with pytest.raises(InvalidParamsError) as info:
-                await store.list(TaskQuery(page_token=token))
-            assert info.value.field == "pageToken"
 
 
 def test_page_size_bounds() -> None:
