@@ -612,7 +612,7 @@ async def test_reads_proceed_while_the_file_is_write_locked(tmp_path: Path) -> N
                 assert await ids(store, TaskQuery()) == ["a"]
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(store.save, record("b"))
-                    await anyio.sleep(0.05)
+                    await anyio.wait_all_tasks_blocked()  # the save is queued and waiting
                     assert store.statistics().pending == 1  # waits for the lock
                     other.execute("ROLLBACK")
             finally:
