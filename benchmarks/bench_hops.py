@@ -5,13 +5,13 @@ delegates to agent 2, ... down to a leaf that answers at once. One request at a 
 to agent 0; the latency of each blocking request is measured, and the chain with 0 hops
 (the leaf alone) is the baseline, so ``per_hop_ms = (p50(N hops) - p50(0 hops)) / N``.
 
-* ``mode=local``: every agent is a local child: a task actor of the same supervisor,
-  started with ``returnImmediately``, followed with SubscribeToTask, correlation recorded in
-  task metadata; the root is called in-process (``Supervisor.send_message``), no HTTP at all.
+* ``mode=local``: every agent is a local child: a task actor of the same supervisor, started
+  and followed through one ``Supervisor.stream_message``, correlation recorded in task
+  metadata; the root is called in-process (``Supervisor.send_message``), no HTTP at all.
 * ``mode=http``: every agent has its own loopback server (``orchestrator.serve``); each hop
-  is a SendMessage (``returnImmediately``) plus a SubscribeToTask SSE stream over a reused
-  connection; the root is called with ``A2AClient`` over HTTP. Client and servers share
-  one process and event loop.
+  is one SendStreamingMessage (the orchestrated child starts at once, so its first event
+  tells the parent its id) over a reused connection; the root is called with ``A2AClient``
+  over HTTP. Client and servers share one process and event loop.
 
 Usage::
 

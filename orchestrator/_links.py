@@ -1,19 +1,26 @@
 """Links: how a parent task reaches one child agent, in its own supervisor or over A2A.
 
-A :class:`Link` offers the five operations a delegation needs, the same for both kinds:
+A :class:`Link` offers the operations a delegation needs, the same for both kinds:
 
-* ``start``: create the child task and return it *as soon as it exists*
+* ``open``: create the child task *and* follow it in one call (SendStreamingMessage), for
+  links whose ``streams_start`` is true: children that are orchestrated, whose wrapper
+  starts the task at once (``ctx.start()``), so the stream's first event (the Task) comes
+  before the child does anything and tells the parent its id;
+* ``start``: otherwise, create the child task and return it *as soon as it exists*
   (``returnImmediately``), so the parent knows its id (to record it, and to cancel it)
-  before the child runs;
+  before the child runs; a non-orchestrated agent's first stream event could come only
+  when it first acts, too late to cancel it while it is blocked;
 * ``subscribe``: its events, a Task snapshot first (SubscribeToTask);
 * ``resume``: send the next message to the same (interrupted) task;
 * ``get_task`` and ``cancel``.
 
 :class:`LocalLink` calls the parent's :class:`~a2a_actors.runtime.Supervisor` directly: the
 child runs as another task actor of it, with the ``agent=`` override, and is cancelled by
-interruption. :class:`RemoteLink` calls an :class:`~a2a_actors.client.A2AClient`; a remote
-agent whose card does not declare streaming is called with a blocking SendMessage (its task
-id is then only known when it settles).
+interruption (local children are always orchestrated, so they are opened). :class:`RemoteLink`
+calls an :class:`~a2a_actors.client.A2AClient`; it opens a remote agent whose card declares
+streaming and the correlation extension (:func:`starts_at_once`), starts then subscribes to
+one that declares streaming only, and calls one whose card does not declare streaming with a
+blocking SendMessage (its task id is then only known when it settles).
 
 Trace context. Each call carries W3C ``traceparent`` (and ``tracestate``) headers. Locally
 they are passed as the child's transport headers; remotely, :func:`outbound_headers` adds
@@ -29,6 +36,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from a2a_actors.client import A2AClient, EventStream, request_headers
+from a2a_actors.protocol.card import AgentCard
 from a2a_actors.protocol.models import Message, StreamResponse, Task
 from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
 from a2a_actors.runtime import Agent, Supervisor
@@ -40,6 +48,7 @@ __all__ = (
     "LocalLink",
     "RemoteLink",
     "outbound_headers",
+    "starts_at_once",
 )
 
 _EXTENSIONS = (CORRELATION_URI,)
@@ -50,6 +59,14 @@ def outbound_headers(headers: Mapping[str, str]) -> Iterator[None]:
     """While inside, HTTP requests sent by this task carry ``headers`` (trace context)."""
     with request_headers(headers):
         yield
+
+
+def starts_at_once(card: AgentCard | None) -> bool:
+    """Whether the agent of ``card`` is orchestrated (declares the correlation extension) and
+    streams: its stream's first event then comes at once, so it can be opened in one call."""
+    if card is None or not card.capabilities.streaming:
+        return False
+    return any(e.uri == CORRELATION_URI for e in card.capabilities.extensions)
 
 
 class Link(Protocol):
@@ -73,6 +90,17 @@ class Link(Protocol):
     @property
     def returns_early(self) -> bool:
         """Whether ``start``/``resume`` return before the child settles."""
+        ...
+
+    @property
+    def streams_start(self) -> bool:
+        """Whether the child is created with ``open`` (else ``start``, then ``subscribe``)."""
+        ...
+
+    def open(
+        self, message: Message, headers: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[AsyncIterator[StreamResponse]]:
+        """Create the child task with ``message`` and stream its events (Task first)."""
         ...
 
     async def start(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
@@ -115,6 +143,7 @@ class LocalLink:
 
     local = True
     returns_early = True
+    streams_start = True
     url = ""
 
     def __init__(self, supervisor: Supervisor, caller: str | None, agent: Agent) -> None:
@@ -126,6 +155,18 @@ class LocalLink:
     def name(self) -> str:
         """The child agent's name."""
         return self._agent.name
+
+    def open(
+        self, message: Message, headers: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[AsyncIterator[StreamResponse]]:
+        """SendStreamingMessage in the supervisor: the child's Task snapshot, then its events."""
+        return self._sup.stream_message(
+            SendMessageRequest(message=message),
+            caller=self._caller,
+            extensions=frozenset(_EXTENSIONS),
+            agent=self._agent,
+            headers=headers,
+        )
 
     async def start(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
         """Create the child task (committed, SUBMITTED) in the supervisor."""
@@ -199,15 +240,27 @@ class RemoteLink:
         url: The base URL it was reached at.
         streaming: Whether it streams (then ``start`` returns at once and the events come
             from SubscribeToTask); otherwise calls block until the child settles.
+        orchestrated: Whether its card declares the correlation extension; with
+            ``streaming``, the child is created and followed with one SendStreamingMessage
+            (``open``), whose first event (the Task) comes at once.
     """
 
     local = False
 
-    def __init__(self, client: A2AClient, *, name: str, url: str, streaming: bool) -> None:
+    def __init__(
+        self,
+        client: A2AClient,
+        *,
+        name: str,
+        url: str,
+        streaming: bool,
+        orchestrated: bool = False,
+    ) -> None:
         self.client = client
         self._name = name
         self._url = url
         self.returns_early = streaming
+        self.streams_start = streaming and orchestrated
 
     @property
     def name(self) -> str:
@@ -218,6 +271,13 @@ class RemoteLink:
     def url(self) -> str:
         """The base URL of the remote agent's server."""
         return self._url
+
+    def open(
+        self, message: Message, headers: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[AsyncIterator[StreamResponse]]:
+        """SendStreamingMessage, resubscribing (SubscribeToTask) if the stream is cut."""
+        events = self.client.stream_message(message, extensions=_EXTENSIONS, resubscribe=True)
+        return _TracedEvents(events, headers)
 
     async def start(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
         """SendMessage (``returnImmediately`` when the agent streams)."""

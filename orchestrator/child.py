@@ -4,11 +4,16 @@ Theory of operation
 -------------------
 Entering a :class:`ChildStream` *plans* the delegation (target resolved, child correlation
 computed: a depth or cycle violation raises here, before anything is sent), then *starts*
-the child with ``returnImmediately``. The start is shielded from cancellation (bounded by
-the start timeout), so the parent always learns the child's task id; the child is recorded
-in the parent's hop record and becomes *outstanding* before anything else can be
-interrupted. Iterating yields the child's events: the Task snapshot, then what
-SubscribeToTask delivers (repeated snapshots are skipped), until the child ends.
+the child. An orchestrated child (every local one, and a remote one whose card declares
+streaming and the correlation extension) is started and followed with one
+SendStreamingMessage: its wrapper starts the task at once, so the stream's first event, the
+Task, names it before it does anything. Any other streaming agent's first event could be
+delayed until it first acts, so it is started with ``returnImmediately``, then followed
+with SubscribeToTask. Either start (up to the first event) is shielded from cancellation
+(bounded by the start timeout), so the parent always learns the child's task id; the
+child is recorded in the parent's hop record and becomes *outstanding* before anything
+else can be interrupted. Iterating yields the child's events: the Task snapshot, then the
+rest of the stream (repeated snapshots are skipped), until the child ends.
 
 * COMPLETED (or a Message reply): iteration stops; :meth:`ChildStream.result` is the outcome.
 * FAILED, REJECTED, CANCELED: the final event is yielded, then the next step raises a
@@ -335,24 +340,83 @@ class ChildStream:
     async def _start(self, plan: Plan) -> None:
         link = plan.link
         headers = self._headers()
+        if link.streams_start:
+            await self._start_streaming(plan, headers)
+            return
         reply = await self._send(lambda: link.start(plan.message, headers))
         if isinstance(reply, Message):
             self._pending.append(StreamResponse(message=reply))
             return
+        await self._record(plan, StreamResponse(task=reply))
+
+    async def _start_streaming(self, plan: Plan, headers: dict[str, str]) -> None:
+        """One SendStreamingMessage; the child is known from its first event (the Task).
+
+        Opening the stream and reading that event are shielded from cancellation (bounded
+        by the start timeout), as a ``returnImmediately`` start is: an orchestrated child
+        starts its task at once, so the event comes before it does anything, and the
+        parent always learns the id before a cancellation can reach this delegation.
+        """
+        link = plan.link
+        stack = AsyncExitStack()
+        try:
+            try:
+                with anyio.fail_after(self._start_timeout, shield=True):
+                    events = await stack.enter_async_context(link.open(plan.message, headers))
+                    first = await events.__anext__()
+            except TimeoutError as exc:
+                raise DelegationError(
+                    f"{link.name} did not answer within {self._start_timeout:g} s",
+                    origin_agent=link.name,
+                    path=plan.correlation.path,
+                ) from exc
+            except (A2AError, SubscriberDropped, StopAsyncIteration) as exc:
+                why = str(exc) or "its stream ended before any event"
+                raise DelegationError(
+                    f"could not delegate to {link.name}: {why}",
+                    origin_agent=link.name,
+                    path=plan.correlation.path,
+                ) from exc
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await stack.aclose()
+            raise
+        self._stack, self._events = stack, events  # closed by _close from here on
+        if first.message is not None:
+            self._pending.append(first)
+            return
+        await self._record(plan, first)
+
+    async def _record(self, plan: Plan, first: StreamResponse) -> None:
+        """Record the child its first event (Task, or update) names; it is outstanding."""
+        link = plan.link
+        if first.task is not None:
+            task_id, context_id = first.task.id, first.task.context_id
+            state = first.task.status.state.value
+        else:  # a server that skips the snapshot: the update still names the task
+            update = first.status_update or first.artifact_update
+            if update is None:
+                raise DelegationError(
+                    f"{link.name} sent an empty first event",
+                    origin_agent=link.name,
+                    path=plan.correlation.path,
+                )
+            task_id, context_id = update.task_id, update.context_id
+            state = TaskState.SUBMITTED.value
         record = ChildRecord(
             agent=link.name,
-            task_id=reply.id,
-            context_id=reply.context_id,
-            state=reply.status.state.value,
+            task_id=task_id,
+            context_id=context_id,
+            state=state,
             depth=plan.correlation.depth,
             url=link.url,
             local=link.local,
             started_at=utc_now(),
         )
         self._child = Outstanding(link, record, plan.correlation)
-        plan.hop.outstanding[reply.id] = self._child  # cancellable from here on
+        plan.hop.outstanding[task_id] = self._child  # cancellable from here on
         plan.hop.record.children.append(record)
-        self._pending.append(StreamResponse(task=reply))
+        self._pending.append(first)
         await plan.hop.save()
 
     async def _forward(self, answer: Message) -> None:

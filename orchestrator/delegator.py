@@ -40,7 +40,7 @@ from a2a_actors.protocol.models import Message, Part, Role, utc_now
 from a2a_actors.runtime import Agent, Supervisor, TaskContext, as_agent
 
 from ._hop import Hop, HopRegistry
-from ._links import Link, LocalLink, RemoteLink
+from ._links import Link, LocalLink, RemoteLink, starts_at_once
 from .child import ChildStream, DelegationResult, Plan
 from .correlation import (
     CORRELATION_URI,
@@ -319,6 +319,7 @@ class Orchestrator:
                     name=target.name,
                     url=client.interface.url.rstrip("/"),
                     streaming=target.streaming,
+                    orchestrated=starts_at_once(client.card),
                 )
             if isinstance(target, A2AClient):
                 card = target.card
@@ -328,6 +329,7 @@ class Orchestrator:
                     name=card.name if card is not None else url,
                     url=url,
                     streaming=card is None or bool(card.capabilities.streaming),
+                    orchestrated=starts_at_once(card),
                 )
             if isinstance(target, str):
                 if target.startswith(("http://", "https://")):
@@ -382,6 +384,7 @@ class Orchestrator:
                 name=card.name if card is not None else key,
                 url=key,
                 streaming=card is None or bool(card.capabilities.streaming),
+                orchestrated=starts_at_once(card),
             )
             self._links[key] = link
             return link

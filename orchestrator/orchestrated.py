@@ -8,8 +8,10 @@ The wrapper does, around every task of the agent:
    REJECTED with the error's text (and the error as JSON in the status message and task
    metadata), and the handler never runs. Without a correlation the task is a root; its
    trace id comes from an incoming W3C ``traceparent`` header when there is one.
-2. record the hop (:class:`~.correlation.HopRecord`) in the task metadata, then run the
-   handler; delegations made by it append their children to that record;
+2. record the hop (:class:`~.correlation.HopRecord`) in the task metadata and start the
+   task (``ctx.start()``: committed, WORKING, so its Task snapshot is the first event of a
+   stream at once and a parent learns the child's id before the handler does anything),
+   then run the handler; delegations made by it append their children to that record;
 3. **when the handler raises a** :class:`~.errors.DelegationError` (a child failed and the
    agent did not handle it), fail the task with that error relayed by this agent, so the
    origin and relay path travel up;
@@ -114,7 +116,8 @@ class _Orchestrated:
             hop = host.hops.open(hop)
         timeout = host.cancel_timeout if host is not None else _DEFAULT_CANCEL_TIMEOUT
         try:
-            await hop.save()
+            await hop.save()  # still provisional: the commit below stores it in one write
+            await ctx.start()  # visible at once: the parent learns the id from the 1st event
             try:
                 return await self.inner.handler(ctx)
             except DelegationError as error:

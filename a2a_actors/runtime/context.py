@@ -7,6 +7,8 @@ the result and publishes it before the call returns.
 
 What the handler's actions do to the task::
 
+    await ctx.start()                     WORKING now, no message: the task is visible
+                                          (stream, GetTask) before the agent does anything
     await ctx.update("Looking...")        WORKING, with an agent status message
     await ctx.artifact("chunk", ...)      an artifact, or a chunk of one (append/last_chunk)
     reply = await ctx.ask("Which city?")  INPUT_REQUIRED; suspends until the client answers
@@ -168,6 +170,23 @@ class TaskContext:
         return self._actor.supervisor.delegator
 
     # -- what the agent does -------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Make the task visible at once: commit it and move it to WORKING (no message).
+
+        A new task is provisional until the agent first acts (see the module docstring of
+        :mod:`~a2a_actors.runtime.supervisor`): a stream shows nothing and GetTask does not
+        find it. For agents that want their task id known before doing anything else
+        (orchestrated children, whose parent must be able to cancel them), this commits the
+        task now (the stream's first event, the Task snapshot, is published, and GetTask
+        finds it) and moves it from SUBMITTED to WORKING without a status message.
+
+        Idempotent: a no-op when the task is already WORKING or later (interrupted,
+        terminal), so it never makes an illegal transition. A later ``ctx.reply(...)``
+        completes the task with that message instead of replacing the task by it.
+        """
+        if self._actor.machine.state is TaskState.SUBMITTED:
+            await self._actor.emit_status(TaskState.WORKING)
 
     async def update(
         self, text_or_message: str | Message, *, metadata: dict[str, Any] | None = None

@@ -37,7 +37,7 @@ provisional, the caller gets that Message (a stream gets one ``message`` event) 
 task is discarded, never stored. A reply after the commit completes the task with that
 message. Consequently a streaming request sees its first event when the agent first
 produces something (as with the official SDK); an agent that wants to be visible at once
-can start with ``await ctx.update(...)``.
+can start with ``await ctx.start()``.
 
 Capacity (:mod:`~a2a_actors.runtime.admission`): past ``max_live_tasks`` a new task is
 refused with ServerBusyError and nothing is created. Past ``max_running`` new tasks wait

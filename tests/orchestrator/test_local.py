@@ -140,7 +140,8 @@ async def test_stream_delegate_yields_the_childs_events() -> None:
         async with running(reader) as sup:
             root = await send(sup, "one two three")
     assert status_text(root) == "onetwothree / done"
-    assert kinds == ["task", "artifact", "artifact", "artifact", "status"]
+    # The Task (SUBMITTED), WORKING (the wrapper's ctx.start()), the chunks, COMPLETED.
+    assert kinds == ["task", "status", "artifact", "artifact", "artifact", "status"]
     assert chunks == ["one", "two", "three"]
 
 
