@@ -8,9 +8,12 @@ Routes::
     *    /rest/...                       HTTP+JSON binding (ServerConfig.rest_prefix)
     POST /message:send, /tasks/send      A2A 0.3 aliases (when ServerConfig.legacy_v0_3)
 
-Everything else is a JSON 404 (or 405 with ``Allow`` for a known path); an unexpected
-exception is a JSON 500, never an HTML page. An answer given before the request body was
-completely received (401 without reading the body, 405, 413, 415, ...) carries
+Unary JSON-RPC calls on ``POST /`` are answered by an ASGI-level fast path in front of Quart
+(:mod:`a2a_actors.server.fastpath`, both backends), with the same checks and answers as the
+route; whatever it does not handle (streams, refusals before the body is read, ...) goes to
+Quart unchanged. Everything else is a JSON 404 (or 405 with ``Allow`` for a known path); an
+unexpected exception is a JSON 500, never an HTML page. An answer given before the request
+body was completely received (401 without reading the body, 405, 413, 415, ...) carries
 ``Connection: close``: the rest of that body would otherwise be read as the start of the
 next request on a keep-alive connection (Hypercorn then stalls the connection), so the
 client is told to open a new one. The app must be served with its lifespan
@@ -34,6 +37,7 @@ from a2a_actors.protocol.errors import InvalidRequestError, MethodNotFoundError
 
 from . import legacy
 from .config import ServedAgent, ServerConfig
+from .fastpath import JsonRpcFastPath
 from .jsonrpc import handle_jsonrpc
 from .push_configs import PushConfigStore
 from .responses import json_response, rest_error_response
@@ -227,4 +231,7 @@ def create_app(
     async def unexpected(exc: Exception) -> Response:
         return rest_error_response(as_a2a_error(exc))
 
+    # Unary JSON-RPC calls on POST / skip Quart (see fastpath.py); everything else, streams
+    # included, still goes through the routes above.
+    app.asgi_app = JsonRpcFastPath(app, service, app.asgi_app)  # type: ignore[method-assign,assignment]
     return app

@@ -31,6 +31,7 @@ __all__ = (
     "forwarded_headers",
     "LEGACY_VERSION",
     "HTTPRefusal",
+    "HeaderLookup",
     "Lookup",
     "check_content_type",
     "is_legacy",
@@ -87,6 +88,12 @@ class Lookup(Protocol):
     """Headers or query arguments: anything with ``get(name)``."""
 
     def get(self, key: str, /) -> str | None: ...
+
+
+class HeaderLookup(Lookup, Protocol):
+    """Request headers: ``get(name)`` (first value) and ``getlist(name)``, case-insensitive."""
+
+    def getlist(self, key: str, /) -> list[str]: ...
 
 
 class _Body(Protocol):

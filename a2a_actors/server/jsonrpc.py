@@ -30,7 +30,9 @@ from a2a_actors.protocol.requests import SendMessageResponse
 from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
 
 from .checks import (
+    HeaderLookup,
     HTTPRefusal,
+    Lookup,
     check_content_type,
     is_legacy,
     is_supported_v1,
@@ -39,11 +41,25 @@ from .checks import (
     version_error,
 )
 from .methods import CallContext, Methods
-from .responses import error_headers, json_response, jsonrpc_status
-from .service import A2AService
+from .responses import Answer, answer_response, error_headers, jsonrpc_status
+from .service import A2AService, request_base_url
 from .sse import StreamFactory, as_a2a_error, sse_response
 
-__all__ = ("V0_3", "V1_0", "Encoding", "dispatch", "error_response", "handle_jsonrpc")
+__all__ = (
+    "STREAMING_NAMES",
+    "V0_3",
+    "V1_0",
+    "Admitted",
+    "Decoded",
+    "Encoding",
+    "admit",
+    "decode_call",
+    "dispatch",
+    "error_answer",
+    "error_response",
+    "handle_jsonrpc",
+    "run_unary",
+)
 
 _FINAL_STATES = TERMINAL_STATES | INTERRUPTED_STATES
 _PUBLIC_METHODS = frozenset({"GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard"})
@@ -108,6 +124,23 @@ V1_0 = Encoding(jsonrpc.encode_result, jsonrpc.encode_error)
 V0_3 = Encoding(_v0_3_result, legacy_v0_3.encode_error_v0_3)
 
 
+def error_answer(
+    encoding: Encoding,
+    request_id: RequestId,
+    error: A2AError,
+    *,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    challenge: str = "",
+) -> Answer:
+    """A JSON-RPC error answer in ``encoding`` (HTTP status per :func:`jsonrpc_status`)."""
+    return Answer(
+        encoding.error(request_id, error),
+        jsonrpc_status(error) if status is None else status,
+        {**error_headers(error, challenge=challenge), **(headers or {})},
+    )
+
+
 def error_response(
     encoding: Encoding,
     request_id: RequestId,
@@ -117,72 +150,147 @@ def error_response(
     headers: Mapping[str, str] | None = None,
     challenge: str = "",
 ) -> Response:
-    """A JSON-RPC error answer in ``encoding`` (HTTP status per :func:`jsonrpc_status`)."""
-    return json_response(
-        encoding.error(request_id, error),
-        status=jsonrpc_status(error) if status is None else status,
-        headers={**error_headers(error, challenge=challenge), **(headers or {})},
+    """:func:`error_answer` as a Quart response."""
+    return answer_response(
+        error_answer(
+            encoding, request_id, error, status=status, headers=headers, challenge=challenge
+        )
     )
 
 
-async def handle_jsonrpc(service: A2AService, request: Request) -> Response:
-    """Answer one ``POST`` to the JSON-RPC endpoint (never raises)."""
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A request that passed the checks made before its body is read.
+
+    Attributes:
+        ctx: The call context (anonymous when ``denied``).
+        denied: Set when credentials were missing or invalid but the extended card is
+            public: only GetExtendedAgentCard may then be answered.
+        challenge: The ``WWW-Authenticate`` value of a 401 answer.
+    """
+
+    ctx: CallContext
+    denied: UnauthenticatedError | None = None
+    challenge: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A decoded call, ready for :func:`dispatch` (or :func:`run_unary`)."""
+
+    call: Call
+    ctx: CallContext
+    encoding: Encoding
+
+
+def admit(service: A2AService, headers: HeaderLookup, base_url: str) -> Admitted | Answer:
+    """The checks before the body is read, in order: credentials (401), Content-Type.
+
+    Args:
+        service: The served agent.
+        headers: The request headers.
+        base_url: The request's base URL (see :func:`~.service.base_url`).
+
+    Returns:
+        The admitted request, or the refusal to answer with (the body left unread).
+    """
     challenge = service.auth.challenge()
     denied: UnauthenticatedError | None = None
     try:
-        ctx = service.call_context(request)
+        ctx = service.context_for(headers, base_url)
     except UnauthenticatedError as exc:
         if not service.extended_card_is_public():
-            return error_response(V1_0, None, exc, challenge=challenge)
-        denied, ctx = exc, service.anonymous_context(request)
+            return error_answer(V1_0, None, exc, challenge=challenge)
+        denied, ctx = exc, service.anonymous_context_for(headers, base_url)
     try:
-        check_content_type(request.headers.get("Content-Type"))
-        body = await read_body(request.content_length, request.body, service.config.max_body_bytes)
-    except HTTPRefusal as refusal:
-        return error_response(V1_0, None, refusal.error, status=refusal.status)
+        check_content_type(headers.get("Content-Type"))
     except A2AError as exc:
-        return error_response(V1_0, None, exc)
+        return error_answer(V1_0, None, exc)
+    return Admitted(ctx, denied, challenge)
 
-    envelope = jsonrpc.decode_envelope(body)
+
+def decode_call(
+    service: A2AService,
+    admitted: Admitted,
+    envelope: jsonrpc.Envelope | jsonrpc.ErrorReply,
+    headers: Lookup,
+    query: Lookup,
+) -> Decoded | Answer:
+    """The checks after the body is read, in order: -32700, -32600 (``envelope``, from
+    :func:`~a2a_actors.protocol.jsonrpc.decode_envelope`), 401 (``denied``), -32009, -32601,
+    -32602; then the decoded call."""
     if isinstance(envelope, jsonrpc.ErrorReply):
-        return error_response(V1_0, envelope.id, envelope.error)
-    version = requested_version(request.headers, request.args)
+        return error_answer(V1_0, envelope.id, envelope.error)
+    version = requested_version(headers, query)
     legacy = (
         service.config.legacy_v0_3
         and is_legacy(version)
         and legacy_v0_3.is_v0_3_method(envelope.method)
     )
     encoding = V0_3 if legacy else V1_0
-    if denied is not None and envelope.method not in _PUBLIC_METHODS:
-        return error_response(encoding, envelope.id, denied, challenge=challenge)
+    if admitted.denied is not None and envelope.method not in _PUBLIC_METHODS:
+        return error_answer(encoding, envelope.id, admitted.denied, challenge=admitted.challenge)
     if not legacy and not is_supported_v1(version):
-        return error_response(V1_0, envelope.id, version_error(version))
+        return error_answer(V1_0, envelope.id, version_error(version))
     call = legacy_v0_3.decode_params_v0_3(envelope) if legacy else jsonrpc.decode_params(envelope)
     if isinstance(call, jsonrpc.ErrorReply):
-        return error_response(encoding, call.id, call.error)
-    return await dispatch(service, call, ctx, encoding)
+        return error_answer(encoding, call.id, call.error)
+    return Decoded(call, admitted.ctx, encoding)
+
+
+async def handle_jsonrpc(service: A2AService, request: Request) -> Response:
+    """Answer one ``POST`` to the JSON-RPC endpoint (never raises)."""
+    admitted = admit(service, request.headers, request_base_url(request))
+    if isinstance(admitted, Answer):
+        return answer_response(admitted)
+    try:
+        body = await read_body(request.content_length, request.body, service.config.max_body_bytes)
+    except HTTPRefusal as refusal:
+        return error_response(V1_0, None, refusal.error, status=refusal.status)
+    except A2AError as exc:
+        return error_response(V1_0, None, exc)
+    envelope = jsonrpc.decode_envelope(body)
+    decoded = decode_call(service, admitted, envelope, request.headers, request.args)
+    if isinstance(decoded, Answer):
+        return answer_response(decoded)
+    return await dispatch(service, decoded.call, decoded.ctx, decoded.encoding)
+
+
+#: The method names (1.0 and 0.3) answered with an SSE stream.
+STREAMING_NAMES = frozenset(STREAMING) | frozenset(
+    name for name, target in legacy_v0_3.V0_3_METHODS.items() if target in STREAMING
+)
+
+
+async def run_unary(
+    service: A2AService, call: Call, ctx: CallContext, encoding: Encoding = V1_0
+) -> Answer:
+    """Run a decoded unary call and write its answer (errors included) in ``encoding``."""
+    headers = service.response_headers(ctx)
+    try:
+        result = await UNARY[call.method.name](service.methods, call.params, ctx)
+    except Exception as exc:
+        return error_answer(encoding, call.id, as_a2a_error(exc), headers=headers)
+    return Answer(encoding.result(call.id, result), 200, headers)
 
 
 async def dispatch(
     service: A2AService, call: Call, ctx: CallContext, encoding: Encoding = V1_0
 ) -> Response:
     """Run a decoded call and write its answer (errors included) in ``encoding``."""
+    streaming = STREAMING.get(call.method.name)
+    if streaming is None:
+        return answer_response(await run_unary(service, call, ctx, encoding))
     headers = service.response_headers(ctx)
-    name = call.method.name
     try:
-        methods = service.methods
-        streaming = STREAMING.get(name)
-        if streaming is not None:
-            return await sse_response(
-                service.hub,
-                streaming(methods, call.params, ctx),
-                encode=lambda event: encoding.result(call.id, event),
-                encode_error=lambda error: encoding.error(call.id, error),
-                on_error=lambda error: error_response(encoding, call.id, error, headers=headers),
-                headers=headers,
-                ping_interval=service.config.ping_interval,
-            )
-        result = await UNARY[name](methods, call.params, ctx)
+        return await sse_response(
+            service.hub,
+            streaming(service.methods, call.params, ctx),
+            encode=lambda event: encoding.result(call.id, event),
+            encode_error=lambda error: encoding.error(call.id, error),
+            on_error=lambda error: error_response(encoding, call.id, error, headers=headers),
+            headers=headers,
+            ping_interval=service.config.ping_interval,
+        )
     except Exception as exc:
         return error_response(encoding, call.id, as_a2a_error(exc), headers=headers)
-    return json_response(encoding.result(call.id, result), headers=headers)

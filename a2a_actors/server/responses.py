@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -27,9 +28,12 @@ from a2a_actors.protocol.errors import A2AError, ServerBusyError, Unauthenticate
 
 __all__ = (
     "JSON",
+    "Answer",
+    "answer_response",
     "error_headers",
     "json_response",
     "jsonrpc_status",
+    "rest_error_answer",
     "rest_error_body",
     "rest_error_response",
 )
@@ -45,6 +49,24 @@ def json_response(
         body, status=status, headers=dict(headers or {}), content_type=JSON
     )
     return response
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A complete ``application/json`` answer, independent of the web framework.
+
+    The Quart routes turn it into a response (:func:`answer_response`); the ASGI fast path
+    (:mod:`a2a_actors.server.fastpath`) sends it as two ASGI messages.
+    """
+
+    body: bytes
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def answer_response(answer: Answer) -> Response:
+    """The Quart response of ``answer``."""
+    return json_response(answer.body, status=answer.status, headers=answer.headers)
 
 
 def error_headers(error: A2AError, *, challenge: str = "") -> dict[str, str]:
@@ -88,6 +110,22 @@ def rest_error_body(error: A2AError, *, status: int | None = None) -> bytes:
     )
 
 
+def rest_error_answer(
+    error: A2AError,
+    *,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    challenge: str = "",
+) -> Answer:
+    """An HTTP+JSON error answer with the error's (or the given) HTTP status."""
+    code = error.http_status if status is None else status
+    return Answer(
+        rest_error_body(error, status=code),
+        code,
+        {**error_headers(error, challenge=challenge), **(headers or {})},
+    )
+
+
 def rest_error_response(
     error: A2AError,
     *,
@@ -96,9 +134,6 @@ def rest_error_response(
     challenge: str = "",
 ) -> Response:
     """An HTTP+JSON error response with the error's (or the given) HTTP status."""
-    code = error.http_status if status is None else status
-    return json_response(
-        rest_error_body(error, status=code),
-        status=code,
-        headers={**error_headers(error, challenge=challenge), **(headers or {})},
+    return answer_response(
+        rest_error_answer(error, status=status, headers=headers, challenge=challenge)
     )

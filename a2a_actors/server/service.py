@@ -44,7 +44,7 @@ from a2a_actors.stores.memory import MemoryTaskStore
 
 from .auth import Authenticator
 from .card import Cards
-from .checks import forwarded_headers, requested_extensions
+from .checks import HeaderLookup, forwarded_headers, requested_extensions
 from .config import ServerConfig
 from .methods import CallContext, Methods
 from .push_configs import MemoryPushConfigStore, PushConfigs, PushConfigStore
@@ -53,7 +53,7 @@ from .sse import StreamHub
 if TYPE_CHECKING:
     from quart import Request
 
-__all__ = ("A2AService", "ServerNotRunningError", "request_base_url")
+__all__ = ("A2AService", "ServerNotRunningError", "base_url", "request_base_url")
 
 EXTENSION_KEY = "a2a_actors"
 
@@ -210,21 +210,33 @@ class A2AService:
         Raises:
             UnauthenticatedError: Auth is on and the request has no valid credentials.
         """
-        caller = self.auth.authenticate(request.headers)
-        return CallContext(
-            caller=caller,
-            authenticated=self.auth.enabled,
-            extensions=requested_extensions(request.headers.getlist("A2A-Extensions")),
-            base_url=request_base_url(request),
-            headers=forwarded_headers(request.headers.get),
-        )
+        return self.context_for(request.headers, request_base_url(request))
 
     def anonymous_context(self, request: Request) -> CallContext:
         """The context of a request that presented no valid credentials."""
+        return self.anonymous_context_for(request.headers, request_base_url(request))
+
+    def context_for(self, headers: HeaderLookup, base_url: str) -> CallContext:
+        """:meth:`call_context` from a request's headers and base URL (no Quart request).
+
+        Raises:
+            UnauthenticatedError: Auth is on and the request has no valid credentials.
+        """
+        caller = self.auth.authenticate(headers)
         return CallContext(
-            extensions=requested_extensions(request.headers.getlist("A2A-Extensions")),
-            base_url=request_base_url(request),
-            headers=forwarded_headers(request.headers.get),
+            caller=caller,
+            authenticated=self.auth.enabled,
+            extensions=requested_extensions(headers.getlist("A2A-Extensions")),
+            base_url=base_url,
+            headers=forwarded_headers(headers.get),
+        )
+
+    def anonymous_context_for(self, headers: HeaderLookup, base_url: str) -> CallContext:
+        """:meth:`anonymous_context` from a request's headers and base URL."""
+        return CallContext(
+            extensions=requested_extensions(headers.getlist("A2A-Extensions")),
+            base_url=base_url,
+            headers=forwarded_headers(headers.get),
         )
 
     def extended_card_is_public(self) -> bool:
@@ -285,5 +297,9 @@ class _ForgetsPushConfigsRecoverable(_ForgetsPushConfigs):
 
 def request_base_url(request: Request) -> str:
     """``scheme://host[/root]`` of a request (``localhost`` when it has no Host)."""
-    host = request.host or "localhost"
-    return f"{request.scheme}://{host}{request.root_path}".rstrip("/")
+    return base_url(request.scheme, request.host, request.root_path)
+
+
+def base_url(scheme: str, host: str, root_path: str) -> str:
+    """``scheme://host[/root]`` (``localhost`` when ``host`` is empty)."""
+    return f"{scheme}://{host or 'localhost'}{root_path}".rstrip("/")
