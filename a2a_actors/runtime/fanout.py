@@ -119,6 +119,17 @@ class Subscription:
         self.version = version
         return event
 
+    def next_nowait(self) -> StreamResponse | None:
+        """The next buffered event without waiting; ``None`` when none is buffered.
+
+        Never raises: an ending (normal or dropped) is reported by the next ``__anext__``.
+        """
+        if not self._buffer:
+            return None
+        version, event = self._buffer.popleft()
+        self.version = version
+        return event
+
     @property
     def dropped(self) -> bool:
         """Whether this subscriber was dropped for falling behind."""

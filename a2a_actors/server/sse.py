@@ -8,13 +8,15 @@ after the view has returned, and may close the body early (client gone). To keep
 runtime context in one task and still interleave keep-alive pings, each stream runs in a
 *pump* task owned by the app-wide :class:`StreamHub` task group:
 
-1. :meth:`StreamHub.open` starts the pump and waits until it reports: either the first
-   event (the stream is open) or the error raised before it (``__aenter__`` or the first
-   ``__anext__``). That error is returned to the view, which answers with a plain error
-   response, not SSE.
+1. :meth:`StreamHub.open` starts the pump (``start_soon``, then a one-slot hand-off) and
+   waits until it reports: either the first event (the stream is open) or the error raised
+   before it (``__aenter__`` or the first ``__anext__``). That error is returned to the
+   view, which answers with a plain error response, not SSE.
 2. The pump forwards every later event through an unbuffered memory stream (back-pressure
    reaches the runtime's per-subscriber buffer, whose overflow policy applies), and a
-   later error as a final :class:`StreamFailure` item.
+   later error as a final :class:`StreamFailure` item. Events already buffered behind
+   the one it received (a runtime ``Subscription``'s ``next_nowait``) travel as one tuple,
+   which the body writes as one chunk; nothing ever waits to fill a batch.
 3. The body (:class:`SSEBody`) receives from that stream with a timeout; each timeout emits a
    ``: ping`` comment. A failure becomes an SSE event named ``error``. When the body ends or
    is closed (client disconnect), it cancels the pump, which leaves the runtime context.
@@ -34,7 +36,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 import anyio
-from anyio.abc import TaskGroup, TaskStatus
+from anyio.abc import TaskGroup
 from quart import Response, current_app
 from quart.wrappers.response import ResponseBody
 
@@ -81,12 +83,16 @@ class StreamFailure:
     error: A2AError
 
 
+#: What the pump hands the body: one event, several already-buffered ones, or the failure.
+_Item = StreamResponse | tuple[StreamResponse, ...] | StreamFailure
+
+
 @dataclass(slots=True)
 class StreamOpened:
     """A stream whose first event has arrived: what :class:`SSEBody` consumes."""
 
     first: StreamResponse | None
-    receive: MemoryObjectReceiveStream[StreamResponse | StreamFailure]
+    receive: MemoryObjectReceiveStream[_Item]
     scope: anyio.CancelScope
 
 
@@ -118,21 +124,34 @@ class StreamHub:
         Returns:
             The opened stream, or the error it failed with before its first event.
         """
-        if self._tg is None:
+        tg = self._tg
+        if tg is None:
             return ServerBusyError("The server is not accepting streams", retry_after=1.0)
-        send, receive = anyio.create_memory_object_stream[StreamResponse | StreamFailure](0)
+        send, receive = anyio.create_memory_object_stream[_Item](0)
+        scope = anyio.CancelScope()
+        handoff = _Handoff()
+        self._open.add(scope)  # close() cancels it even before the pump has entered it
         try:
-            result: StreamOpened | A2AError = await self._tg.start(
-                self._pump, factory, send, receive
-            )
-        except Exception:  # the pump was cancelled before it reported: shutting down
+            tg.start_soon(self._pump, factory, send, receive, scope, handoff)
+        except Exception:  # the task group is no longer running: shutting down
+            self._open.discard(scope)
             send.close()
             receive.close()
             return ServerBusyError("The server is shutting down", retry_after=1.0)
+        try:
+            await handoff.reported.wait()
         except BaseException:
-            send.close()
+            # Cancelled while waiting: stop the pump and wait until it has left the
+            # runtime context (as ``TaskGroup.start`` would).
+            scope.cancel()
             receive.close()
+            if not handoff.exited:
+                handoff.on_exit = anyio.Event()
+                with anyio.CancelScope(shield=True):
+                    await handoff.on_exit.wait()
             raise
+        result = handoff.result
+        assert result is not None
         if isinstance(result, A2AError):
             receive.close()
         return result
@@ -140,40 +159,73 @@ class StreamHub:
     async def _pump(
         self,
         factory: StreamFactory,
-        send: MemoryObjectSendStream[StreamResponse | StreamFailure],
-        receive: MemoryObjectReceiveStream[StreamResponse | StreamFailure],
-        *,
-        task_status: TaskStatus[StreamOpened | A2AError],
+        send: MemoryObjectSendStream[_Item],
+        receive: MemoryObjectReceiveStream[_Item],
+        scope: anyio.CancelScope,
+        handoff: _Handoff,
     ) -> None:
-        started = False
-        with send, anyio.CancelScope() as scope:
-            self._open.add(scope)
-            try:
-                async with factory() as events:
-                    iterator = aiter(events)
-                    try:
-                        first = await anext(iterator, None)
-                        task_status.started(StreamOpened(first, receive, scope))
-                        started = True
-                        if first is None:
-                            return
-                        async for event in iterator:
-                            await send.send(event)
-                    finally:
-                        await _aclose(iterator)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                return  # the consumer went away
-            except Exception as exc:
-                error = as_a2a_error(exc)
-                if not started:
-                    task_status.started(error)
-                    return
+        try:
+            with send, scope:
                 try:
-                    await send.send(StreamFailure(error))
+                    async with factory() as events:
+                        iterator = aiter(events)
+                        try:
+                            first = await anext(iterator, None)
+                            handoff.report(StreamOpened(first, receive, scope))
+                            if first is None:
+                                return
+                            pending = getattr(iterator, "next_nowait", None)
+                            async for event in iterator:
+                                await send.send(_batch(event, pending) if pending else event)
+                        finally:
+                            await _aclose(iterator)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    return
-            finally:
-                self._open.discard(scope)
+                    return  # the consumer went away
+                except Exception as exc:
+                    error = as_a2a_error(exc)
+                    if handoff.result is None:
+                        handoff.report(error)
+                        return
+                    try:
+                        await send.send(StreamFailure(error))
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        return
+        finally:
+            self._open.discard(scope)
+            if handoff.result is None:  # cancelled (shutting down) before it reported
+                handoff.report(ServerBusyError("The server is shutting down", retry_after=1.0))
+            handoff.exited = True
+            if handoff.on_exit is not None:
+                handoff.on_exit.set()
+
+
+def _batch(
+    event: StreamResponse, pending: Callable[[], StreamResponse | None]
+) -> StreamResponse | tuple[StreamResponse, ...]:
+    """``event``, with the events already buffered behind it (one SSE chunk for them all)."""
+    more = pending()
+    if more is None:
+        return event
+    batch = [event, more]
+    while (more := pending()) is not None:
+        batch.append(more)
+    return tuple(batch)
+
+
+class _Handoff:
+    """The pump's one report to :meth:`StreamHub.open`: the first event, or an error."""
+
+    __slots__ = ("exited", "on_exit", "reported", "result")
+
+    def __init__(self) -> None:
+        self.result: StreamOpened | A2AError | None = None
+        self.reported = anyio.Event()
+        self.exited = False
+        self.on_exit: anyio.Event | None = None
+
+    def report(self, result: StreamOpened | A2AError) -> None:
+        self.result = result
+        self.reported.set()
 
 
 async def _aclose(iterator: AsyncIterator[StreamResponse]) -> None:
@@ -224,13 +276,18 @@ class SSEBody(ResponseBody):
         return self
 
     async def __anext__(self) -> bytes:
+        receive = self._opened.receive
         if self._first is not None:
             first, self._first = self._first, None
-            return encode_event(self._encode(first))
+            chunk = encode_event(self._encode(first))
+            try:  # whatever the pump has waiting goes in the same chunk
+                item = receive.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                return chunk
+            return chunk + self._chunk(item)
         if self._done:
             await self.aclose()
             raise StopAsyncIteration
-        receive = self._opened.receive
         try:
             try:
                 # An event already waiting needs no ping timer (the common, busy case).
@@ -244,9 +301,15 @@ class SSEBody(ResponseBody):
             self._done = True
             await self.aclose()
             raise StopAsyncIteration from None
+        return self._chunk(item)
+
+    def _chunk(self, item: _Item) -> bytes:
+        """The SSE text of one item from the pump."""
         if isinstance(item, StreamFailure):
             self._done = True
             return encode_event(self._encode_error(item.error), event="error")
+        if isinstance(item, tuple):
+            return b"".join([encode_event(self._encode(event)) for event in item])
         return encode_event(self._encode(item))
 
     async def aclose(self) -> None:

@@ -239,3 +239,28 @@ async def test_admission_cancelled_waiter_passes_a_granted_slot_on() -> None:
             await adm.wait(first)  # ...but first is cancelled: the slot moves on
         assert second.granted
         assert adm.statistics() == type(adm.statistics())(live=0, running=1, queued=0)
+
+
+def test_subscription_next_nowait() -> None:
+    from a2a_actors.protocol.models import Message, Part, Role, StreamResponse
+
+    def event(text: str) -> StreamResponse:
+        return StreamResponse(
+            message=Message(message_id=text, role=Role.AGENT, parts=(Part(text=text),))
+        )
+
+    fanout = Fanout("t")
+    sub = fanout.subscribe(4)
+    assert sub.next_nowait() is None
+    snapshot = _task()
+    fanout.publish(1, event("a"), final=False, snapshot=snapshot, snapshot_version=1)
+    fanout.publish(2, event("b"), final=True, snapshot=snapshot, snapshot_version=2)
+    first = sub.next_nowait()
+    assert first is not None
+    assert first.message is not None
+    assert first.message.message_id == "a"
+    assert sub.version == 1
+    second = sub.next_nowait()
+    assert second is not None
+    assert sub.version == 2
+    assert sub.next_nowait() is None  # ended: reported by __anext__, not here

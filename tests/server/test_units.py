@@ -402,3 +402,114 @@ async def test_hub_close_during_open_is_busy() -> None:
             hub.close()
     assert len(results) == 1
     assert isinstance(results[0], ServerBusyError)
+
+
+async def test_open_cancelled_while_waiting_leaves_the_runtime_context() -> None:
+    hub = StreamHub()
+    entered = anyio.Event()
+    exited: list[bool] = []
+
+    @asynccontextmanager
+    async def slow() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        entered.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            exited.append(True)
+        yield _factory()  # pragma: no cover
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            hub.attach(tg)
+            async with anyio.create_task_group() as openers:
+
+                async def opener() -> None:
+                    await hub.open(slow)
+                    raise AssertionError("not cancelled")  # pragma: no cover
+
+                openers.start_soon(opener)
+                await entered.wait()
+                openers.cancel_scope.cancel()
+            assert exited == [True]  # open() returned only after the pump left the context
+            assert hub.open_streams == 0
+            opened = await hub.open(_factory(_event("a")))  # the hub still works
+            assert not isinstance(opened, BaseException)
+            assert await _body_text(opened) == [("message", '{"ok": "a"}')]
+
+
+async def test_pump_cancelled_before_it_reports_is_busy() -> None:
+    hub = StreamHub()
+    entered = anyio.Event()
+
+    @asynccontextmanager
+    async def slow() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        entered.set()
+        await anyio.sleep_forever()
+        yield _factory()  # pragma: no cover
+
+    results: list[object] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as outer:
+
+            async def opener() -> None:
+                results.append(await hub.open(slow))
+
+            async with anyio.create_task_group() as pumps:
+                hub.attach(pumps)
+                outer.start_soon(opener)
+                await entered.wait()
+                pumps.cancel_scope.cancel()  # the pumps' group ends, not via hub.close()
+    assert len(results) == 1
+    assert isinstance(results[0], ServerBusyError)
+    assert hub.open_streams == 0
+
+
+class _Buffered:
+    """An event iterator with ``next_nowait`` (like a runtime Subscription)."""
+
+    def __init__(self, *batches: tuple[StreamResponse, ...]) -> None:
+        self._batches = list(batches)
+        self._buffer: list[StreamResponse] = []
+
+    def __aiter__(self) -> _Buffered:
+        return self
+
+    async def __anext__(self) -> StreamResponse:
+        await anyio.lowlevel.checkpoint()
+        if not self._buffer:
+            if not self._batches:
+                raise StopAsyncIteration
+            self._buffer.extend(self._batches.pop(0))
+        return self._buffer.pop(0)
+
+    def next_nowait(self) -> StreamResponse | None:
+        return self._buffer.pop(0) if self._buffer else None
+
+
+async def test_buffered_events_go_out_in_one_chunk() -> None:
+    hub = StreamHub()
+    source = _Buffered((_event("a"),), (_event("b"), _event("c"), _event("d")), (_event("e"),))
+
+    @asynccontextmanager
+    async def factory() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        yield source
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            hub.attach(tg)
+            opened = await hub.open(factory)
+            assert not isinstance(opened, BaseException)
+            body = SSEBody(
+                opened,
+                encode=lambda e: e.payload.message_id.encode(),  # type: ignore[union-attr]
+                encode_error=lambda err: b"error",
+                ping_interval=60,
+            )
+            parser = SSEParser()
+            chunks: list[list[str]] = []
+            async with body:
+                async for chunk in body:
+                    chunks.append([e.data for e in parser.feed(chunk)])
+    assert [data for chunk in chunks for data in chunk] == ["a", "b", "c", "d", "e"]
+    assert ["b", "c", "d"] in chunks or ["a", "b", "c", "d"] in chunks
+    assert hub.open_streams == 0
