@@ -141,8 +141,8 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
 
 async def _serve_until_signal(
     target: object, config: ServerConfig, args: argparse.Namespace, db: Path | None
-) -> str | None:
-    """Serve until SIGINT/SIGTERM; an error message when the server cannot start."""
+) -> int:
+    """Serve until SIGINT/SIGTERM; the exit status (errors are printed on stderr)."""
     async with AsyncExitStack() as stack:
         push_store = None
         if db is not None:
@@ -153,24 +153,32 @@ async def _serve_until_signal(
                     )
                 )
             except StoreError as exc:
-                return f"cannot open the task store {str(db)!r}: {exc}"
+                return _fail(f"cannot open the task store {str(db)!r}: {exc}", 2)
             push_store = store.push_configs
             options = {**config.supervisor_options, "store": store, "keep_interrupted": True}
             config = config.replace(supervisor_options=options)
         # The store is opened before and closed after the app: at shutdown the supervisor
         # records the final state of every task in it.
-        app = create_app(target, config, backend=args.backend, push_store=push_store)
+        try:
+            app = create_app(target, config, backend=args.backend, push_store=push_store)
+        except (OSError, TypeError, ValueError) as exc:  # not an agent, bad config, SKILL.md
+            return _fail(str(exc), 2)
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with anyio.create_task_group() as tg:
                 try:
                     url = await tg.start(partial(serve, app, host=args.host, port=args.port))
                 except OSError as exc:
-                    return f"cannot listen on {args.host}:{args.port}: {exc}"
+                    return _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
                 print(url, flush=True)
                 async for _ in signals:
                     break
                 tg.cancel_scope.cancel()
-    return None
+    return 0
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"a2a-actors serve: {message}", file=sys.stderr)
+    return status
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,20 +187,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         target = load_target(args.target)
     except TargetError as exc:
-        print(f"a2a-actors serve: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2)
     base = ServerConfig()
     if isinstance(target, ServedAgent):
         base, target = target.config, target.agent
     try:
         db = parse_store(args.store)
         config = _config(base, args)
-        create_app(target, config, backend=args.backend)  # validate before serving
-    except (OSError, TypeError, ValueError) as exc:  # not an agent, bad config, SKILL.md
-        print(f"a2a-actors serve: {exc}", file=sys.stderr)
-        return 2
-    error = anyio.run(_serve_until_signal, target, config, args, db, backend=args.backend)
-    if error is not None:
-        print(f"a2a-actors serve: {error}", file=sys.stderr)
-        return 2 if error.startswith("cannot open the task store") else 1
-    return 0
+    except (TypeError, ValueError) as exc:
+        return _fail(str(exc), 2)
+    status: int = anyio.run(_serve_until_signal, target, config, args, db, backend=args.backend)
+    return status
