@@ -229,11 +229,7 @@ class Publication:
                 if observers:
                     update = event.status_update
                     terminal = update is not None and update.status.state in TERMINAL_STATES
-                    for observer in observers:
-                        try:
-                            observer.task_event(self.task_id, self.owner, event, terminal=terminal)
-                        except Exception:
-                            logger.exception("task %s: event observer failed", self.task_id)
+                    sup._notify(self.task_id, self.owner, event, terminal=terminal)
             pending.clear()
         if snapshot.status.state in TERMINAL_STATES:
             self._end()

@@ -706,11 +706,13 @@ class Supervisor:
         actor.attach(tg.start_soon(actor.run))
         return actor
 
-    def _notify(self, task_id: str, owner: str | None, event: StreamResponse) -> None:
-        """Tell every observer about an event that no actor publishes (terminal)."""
+    def _notify(
+        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool = True
+    ) -> None:
+        """Tell every observer about ``event``; an observer's exception is logged, not raised."""
         for observer in self._observers:
             try:
-                observer.task_event(task_id, owner, event, terminal=True)
+                observer.task_event(task_id, owner, event, terminal=terminal)
             except Exception:
                 logger.exception("task %s: event observer failed", task_id)
 
