@@ -27,7 +27,6 @@ exists while nobody waits.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ("SETTLED_STATES", "EventObserver", "Publication")
 
-logger = logging.getLogger("a2a_actors.runtime")
 
 #: States at which a blocking SendMessage returns and a stream ends.
 SETTLED_STATES: frozenset[TaskState] = TERMINAL_STATES | INTERRUPTED_STATES
