@@ -221,7 +221,7 @@ class SQLiteTaskStore:
                 await tg.start(store._write_loop)
                 if retention:
                     tg.start_soon(
-                        lambda: store.run_retention(
+                        lambda: store._retain_until_closed(
                             ttl=retention_ttl,
                             max_terminal=retention_max,
                             interval=retention_interval,
@@ -376,6 +376,17 @@ class SQLiteTaskStore:
             except StoreError:
                 logger.exception("%s: retention pass failed", self.path)
             await anyio.sleep(interval)
+
+    async def _retain_until_closed(
+        self, *, ttl: float | None, max_terminal: int | None, interval: float
+    ) -> None:
+        # On asyncio, a task whose sleep has just finished is not cancelled until its
+        # next await, so the pass it starts may find the store already closed: that is
+        # the store shutting down, not an error.
+        try:
+            await self.run_retention(ttl=ttl, max_terminal=max_terminal, interval=interval)
+        except StoreClosedError:
+            return
 
     def statistics(self) -> SQLiteStoreStatistics:
         """A frozen record of the writer's counters (commits, writes, batch sizes)."""

@@ -857,6 +857,20 @@ async def test_retention_runs_in_the_background(tmp_path: Path) -> None:
             await store.run_retention(ttl=None, max_terminal=None, interval=1)
 
 
+async def test_a_retention_pass_that_finds_the_store_closed_ends_quietly(
+    tmp_path: Path,
+) -> None:
+    # On asyncio a retention task whose sleep has just ended is cancelled only at its
+    # next await, so its pass can reach the store after ``open`` marked it closed: the
+    # background retention must treat that as shutdown, while run_retention still raises.
+    async with SQLiteTaskStore.open(tmp_path / "tasks.db") as store:
+        pass
+    with anyio.fail_after(10):
+        await store._retain_until_closed(ttl=1.0, max_terminal=None, interval=1)
+        with pytest.raises(StoreClosedError):
+            await store.run_retention(ttl=1.0, max_terminal=None, interval=1)
+
+
 # -- with the runtime ----------------------------------------------------------------------
 
 
