@@ -34,11 +34,12 @@ import anyio
 from quart import Quart
 from werkzeug.sansio.utils import get_content_length, get_host
 
-from a2a_actors.protocol.jsonrpc import Envelope, decode_envelope
+from a2a_actors.protocol.jsonrpc import decode_envelope
 
+from .asgi_stream import send_answer, serve_stream
 from .checks import HTTPRefusal, read_body
-from .jsonrpc import STREAMING_NAMES, admit, decode_call, run_unary
-from .responses import JSON, Answer, rest_error_answer
+from .jsonrpc import STREAMING, admit, decode_call, run_unary
+from .responses import Answer, rest_error_answer
 from .service import A2AService, base_url
 from .sse import as_a2a_error
 
@@ -50,8 +51,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[..., Awaitable[None]]
-
-_JSON_HEADER = (b"content-type", JSON.encode())
 
 
 class _ScopeHeaders:
@@ -191,23 +190,17 @@ class JsonRpcFastPath:
         if body is None or reader.disconnected:
             await self._inner(scope, _replay(reader.messages, receive), send)
             return
-        envelope = decode_envelope(body)
-        if isinstance(envelope, Envelope) and envelope.method in STREAMING_NAMES:
-            await self._inner(scope, _replay(reader.messages, receive), send)
-            return
         try:
-            decoded = decode_call(service, admitted, envelope, headers, _NO_QUERY)
+            decoded = decode_call(service, admitted, decode_envelope(body), headers, _NO_QUERY)
             if isinstance(decoded, Answer):
                 answer = decoded
+            elif decoded.call.method.name in STREAMING:
+                await serve_stream(
+                    service, decoded.call, decoded.ctx, decoded.encoding, receive, send
+                )
+                return
             else:
                 answer = await run_unary(service, decoded.call, decoded.ctx, decoded.encoding)
         except Exception as exc:  # as the app's own handler of unexpected exceptions
             answer = rest_error_answer(as_a2a_error(exc))
-        raw = [_JSON_HEADER, (b"content-length", str(len(answer.body)).encode())]
-        raw.extend(
-            (name.lower().encode(), value.encode()) for name, value in answer.headers.items()
-        )
-        await send({"type": "http.response.start", "status": answer.status, "headers": raw})
-        # The body, then an empty last message: the same messages as Quart sends.
-        await send({"type": "http.response.body", "body": answer.body, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await send_answer(send, answer)

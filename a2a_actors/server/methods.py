@@ -18,6 +18,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import anyio
+
 from a2a_actors.protocol.card import AgentCard
 from a2a_actors.protocol.errors import (
     A2AError,
@@ -107,7 +109,10 @@ class _ForgetOnMessage:
     async def __anext__(self) -> StreamResponse:
         event = await self._events.__anext__()
         if event.message is not None:
-            await self._registrar.forget()
+            # Shielded: a wait for the next event may be cancelled (a ping timer) and
+            # must not lose the event it already took.
+            with anyio.CancelScope(shield=True):
+                await self._registrar.forget()
         return event
 
 

@@ -113,6 +113,22 @@ class StreamHub:
         for scope in list(self._open):
             scope.cancel()
 
+    def track(self, scope: anyio.CancelScope) -> A2AError | None:
+        """Count a stream served in its request's own task; :meth:`close` cancels ``scope``.
+
+        Returns:
+            None when tracked (call :meth:`untrack` when it ends), or the error to refuse
+            the stream with while the hub accepts no streams.
+        """
+        if self._tg is None:
+            return ServerBusyError("The server is not accepting streams", retry_after=1.0)
+        self._open.add(scope)
+        return None
+
+    def untrack(self, scope: anyio.CancelScope) -> None:
+        """Forget a stream :meth:`track` counted (idempotent)."""
+        self._open.discard(scope)
+
     @property
     def open_streams(self) -> int:
         """How many streams are open now."""

@@ -1,4 +1,4 @@
-"""The ASGI fast path for unary JSON-RPC on ``POST /`` (a2a_actors/server/fastpath.py).
+"""The ASGI fast path for JSON-RPC on ``POST /`` (server/fastpath.py, server/asgi_stream.py).
 
 Which path answered is told by counting calls of the Quart route (``app.handle_jsonrpc``).
 The same requests sent with a query string go through the route, so the two answers can be
@@ -18,7 +18,7 @@ from a2a_actors.server import ServerConfig, app as app_module, create_app
 from a2a_actors.server.jsonrpc import handle_jsonrpc
 
 from .agents import EXTENSION, scenario_agent
-from .helpers import TIMEOUT, envelope, post, running_app, send_params, stream
+from .helpers import TIMEOUT, envelope, post, running_app, send_params, sse_events, stream
 
 pytestmark = pytest.mark.anyio
 
@@ -108,26 +108,91 @@ async def test_oversized_body_read_in_part_is_replayed_to_quart(route_calls: lis
             assert route_calls == ["/?"]
 
 
-async def test_streams_and_early_refusals_go_to_quart(route_calls: list[str]) -> None:
+def _shape(value: Any) -> Any:
+    """``value`` with ids and timestamps (which differ between two calls) blanked."""
+    if isinstance(value, dict):
+        return {
+            key: "*"
+            if key in ("id", "taskId", "contextId", "messageId", "timestamp")
+            else _shape(v)
+            for key, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_shape(item) for item in value]
+    return value
+
+
+STREAM_CASES: list[tuple[bytes, dict[str, str]]] = [
+    (envelope("SendStreamingMessage", send_params("stream it"), rid="s-1"), {}),
+    (envelope("SendStreamingMessage", send_params("hello")), {"A2A-Extensions": EXTENSION}),
+    (envelope("SendStreamingMessage", send_params("message back")), {}),
+    (envelope("SendStreamingMessage", send_params("boom")), {}),
+    (envelope("SubscribeToTask", {"id": "nope"}, rid=9), {}),  # refused before the first event
+    (envelope("message/stream", send_params("stream it")), {"A2A-Version": ""}),  # 0.3 caller
+]
+
+
+async def test_streams_are_answered_like_the_route(route_calls: list[str]) -> None:
     with anyio.fail_after(TIMEOUT):
         async with running_app() as client:
-            status, headers, _ = await stream(
-                client, "/", envelope("SendStreamingMessage", send_params("hello"))
+            for body, headers in STREAM_CASES:
+                fast = await stream(client, "/", body, headers)
+                assert route_calls == [], body
+                slow = await stream(client, "/?via=quart", body, headers)
+                assert route_calls == ["/?via=quart"], body
+                route_calls.clear()
+                assert fast[0] == slow[0], body
+                assert _comparable(fast[1]) == _comparable(slow[1]), body
+                if fast[1]["content-type"].startswith("text/event-stream"):
+                    fast_events, slow_events = sse_events(fast[2]), sse_events(slow[2])
+                    assert [e.event for e in fast_events] == [e.event for e in slow_events]
+                    assert [_shape(json.loads(e.data)) for e in fast_events] == [
+                        _shape(json.loads(e.data)) for e in slow_events
+                    ], body
+                else:
+                    assert fast[2] == slow[2], body
+
+
+async def test_a_stream_error_after_the_first_event_is_an_error_event(
+    monkeypatch: pytest.MonkeyPatch, route_calls: list[str]
+) -> None:
+    from a2a_actors.runtime import SubscriberDropped, Subscription
+
+    original = Subscription.__anext__
+
+    async def dropped(self: Subscription) -> Any:
+        if self.version >= 2:  # after the first event: as if the subscriber fell behind
+            raise SubscriberDropped(self.task_id, self.version, 1)
+        return await original(self)
+
+    monkeypatch.setattr(Subscription, "__anext__", dropped)
+    with anyio.fail_after(TIMEOUT):
+        async with running_app() as client:
+            status, _, body = await stream(
+                client, "/", envelope("SendStreamingMessage", send_params("stream it"))
             )
-            assert status == 200
-            assert _comparable(headers)["content-type"].startswith("text/event-stream")
-            assert len(route_calls) == 1
+    assert route_calls == []
+    events = sse_events(body)
+    assert status == 200
+    assert events[0].event == "message"
+    assert "task" in json.loads(events[0].data)["result"]
+    assert events[-1].event == "error"
+    assert json.loads(events[-1].data)["error"]["code"] == -32050
+
+
+async def test_early_refusals_go_to_quart(route_calls: list[str]) -> None:
+    with anyio.fail_after(TIMEOUT):
         config = ServerConfig(api_keys={"good-key": "alice"})
         async with running_app(config=config) as client:
             status, headers, _ = await post(client, "/", envelope("GetTask", {"id": "x"}))
             assert status == 401
             assert "www-authenticate" in _comparable(headers)
-            assert len(route_calls) == 2
+            assert len(route_calls) == 1
             status, _, _ = await post(
                 client, "/", envelope("GetTask", {"id": "x"}), {"X-API-Key": "good-key"}
             )
             assert status == 200
-            assert len(route_calls) == 2  # authenticated: the fast path answered
+            assert len(route_calls) == 1  # authenticated: the fast path answered
 
 
 async def test_request_hooks_turn_the_fast_path_off(route_calls: list[str]) -> None:

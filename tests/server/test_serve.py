@@ -78,6 +78,33 @@ async def test_shutdown_ends_open_streams_and_running_tasks() -> None:
             assert not isinstance(reply, Message)
 
 
+@HTTPX_EARLY_EXIT
+@pytest.mark.parametrize("path", ["/", "/?via=quart"], ids=["fast-path", "quart-route"])
+async def test_a_client_leaving_an_idle_stream_releases_it(path: str) -> None:
+    # No pings (an infinite interval): only the disconnect itself can end the stream.
+    config = ServerConfig(ping_interval=float("inf"))
+    with anyio.fail_after(TIMEOUT):
+        supervisor = Supervisor(scenario_agent)
+        async with supervisor, anyio.create_task_group() as tg:
+            url = await tg.start(partial(serve, supervisor, config=config))
+            async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT) as http:
+                body = envelope("SendStreamingMessage", send_params("sleep"))
+                async with (
+                    http.stream("POST", path, content=body, headers=JSON_HEADERS) as response,
+                    sse_lines(response) as lines,
+                ):
+                    async for line in lines:  # up to the WORKING "sleeping" update
+                        if "TASK_STATE_WORKING" in line:
+                            break
+                    assert supervisor.statistics().subscribers == 1
+                while supervisor.statistics().subscribers:  # noqa: ASYNC110 (no event to wait on)
+                    await anyio.sleep(0.005)
+                stats = supervisor.statistics()
+                assert stats.live_tasks == 1  # leaving the stream does not stop the task
+                assert stats.running_handlers == 1
+            tg.cancel_scope.cancel()
+
+
 async def test_serve_an_app_and_backend_checks() -> None:
     with anyio.fail_after(TIMEOUT):
         running = current_backend()
