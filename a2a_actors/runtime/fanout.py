@@ -130,6 +130,10 @@ class Subscription:
         self.version = version
         return event
 
+    def ready(self) -> bool:
+        """Whether ``__anext__`` would return (or raise) now, without waiting."""
+        return bool(self._buffer) or self._state != _OPEN
+
     @property
     def dropped(self) -> bool:
         """Whether this subscriber was dropped for falling behind."""

@@ -12,11 +12,17 @@ chunk per wake-up. Events already buffered behind the one received (a runtime
 A failure after the first event is an SSE event named ``error``; silence longer than the
 ping interval sends a ``: ping`` comment.
 
-One helper task per stream watches ``receive`` for ``http.disconnect`` and cancels the
-stream when it comes (ASGI servers drop later sends silently, so without it an idle
-stream would outlive its client). The stream is registered with the app's
-:class:`~.sse.StreamHub`, so server shutdown ends it like any other, and it is refused
-(``ServerBusyError``, before anything was sent) while the hub accepts no streams.
+A helper task in the hub's task group watches ``receive`` for ``http.disconnect`` and
+cancels the stream when it comes (ASGI servers drop later sends silently, so without it an
+idle stream would outlive its client). It starts the first time the stream is about to
+wait for an event (a runtime ``Subscription`` tells with ``ready()``), so a short stream
+whose events are all ready when it asks never pays for it. Entering the stream
+(admission, an inline push config's check, a store read) is not watched, as for the unary
+calls of the fast path.
+
+The stream is registered with the app's :class:`~.sse.StreamHub`, so server shutdown ends
+it like any other, and it is refused (``ServerBusyError``, before anything was sent) while
+the hub accepts no streams.
 
 The bytes sent are the Quart route's: the same status, headers and SSE text.
 """
@@ -28,6 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Mutable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from a2a_actors.protocol.jsonrpc import Call
 from a2a_actors.protocol.models import StreamResponse
@@ -37,7 +44,7 @@ from .jsonrpc import STREAMING, Encoding, error_answer
 from .methods import CallContext
 from .responses import JSON, Answer
 from .service import A2AService
-from .sse import SSE_HEADERS, as_a2a_error
+from .sse import SSE_HEADERS, StreamHub, as_a2a_error
 
 __all__ = ("send_answer", "serve_stream")
 
@@ -93,89 +100,137 @@ async def serve_stream(
     if refused is not None:
         await send_answer(send, error_answer(encoding, call.id, refused, headers=headers))
         return
+    watch = _Watch(service.hub, receive, scope)
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_watch_disconnect, receive, scope)
-            with scope:
-                await _run(service, call, ctx, encoding, headers, send)
-            tg.cancel_scope.cancel()
+        with scope:
+            await _Stream(service, call, encoding, headers, send, watch).run(ctx)
     finally:
+        watch.stop()
         service.hub.untrack(scope)
 
 
-async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    # The body was read completely, so the next message can only be the disconnect.
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
+class _Watch:
+    """The disconnect watcher, started the first time the stream is about to wait.
 
-
-async def _run(
-    service: A2AService,
-    call: Call,
-    ctx: CallContext,
-    encoding: Encoding,
-    headers: Mapping[str, str],
-    send: Send,
-) -> None:
-    ping = service.config.ping_interval
-    ping_after = ping if math.isfinite(ping) else None
-
-    def chunk(event: StreamResponse) -> bytes:
-        return encode_event(encoding.result(call.id, event))
-
-    started = False
-    try:
-        async with STREAMING[call.method.name](service.methods, call.params, ctx)() as events:
-            iterator = aiter(events)
-            first = await anext(iterator, None)
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": _headers(_SSE_HEADERS, headers),
-                }
-            )
-            started = True
-            if first is None:
-                return
-            pending: Callable[[], StreamResponse | None] | None = getattr(
-                iterator, "next_nowait", None
-            )
-            event: StreamResponse | None = first
-            while event is not None:
-                data = chunk(event)
-                if pending is not None:
-                    while (more := pending()) is not None:
-                        data += chunk(more)
-                await send({"type": "http.response.body", "body": data, "more_body": True})
-                event = await _next(iterator, ping_after, send)
-    except Exception as exc:
-        error = as_a2a_error(exc)
-        if not started:
-            await send_answer(send, error_answer(encoding, call.id, error, headers=headers))
-            return
-        await send(
-            {
-                "type": "http.response.body",
-                "body": encode_event(encoding.error(call.id, error), event="error"),
-                "more_body": True,
-            }
-        )
-    if started:
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _next(
-    iterator: AsyncIterator[StreamResponse], ping_after: float | None, send: Send
-) -> StreamResponse | None:
-    """The next event (None at the end), sending a ping after each ``ping_after`` of silence.
-
-    Cancelling the wait loses nothing: runtime subscriptions keep an event they have not
-    returned.
+    It runs in the hub's task group (no task group per request), and :meth:`stop` ends it.
+    A stream whose events are all ready when it asks for them (the usual short task)
+    never waits for its client, so it never pays for the extra task.
     """
-    while True:
-        with anyio.move_on_after(ping_after) as waited:
+
+    __slots__ = ("_cancel", "_hub", "_receive", "_scope")
+
+    def __init__(self, hub: StreamHub, receive: Receive, scope: anyio.CancelScope) -> None:
+        self._hub = hub
+        self._receive = receive
+        self._scope = scope
+        self._cancel: anyio.CancelScope | None = None
+
+    def start(self) -> None:
+        """Watch from now on (idempotent; a no-op once the hub has closed)."""
+        if self._cancel is None:
+            self._cancel = anyio.CancelScope()
+            self._hub.start_soon(self._watch, self._cancel)
+
+    def stop(self) -> None:
+        """Stop watching (idempotent; the watcher may not even have started running)."""
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    async def _watch(self, cancel: anyio.CancelScope) -> None:
+        with cancel:
+            # The body was read completely: the next message can only be the disconnect.
+            while (await self._receive())["type"] != "http.disconnect":
+                pass
+            self._scope.cancel()
+
+
+class _Stream:
+    """One SSE answer: the runtime stream's events, chunked, with pings."""
+
+    __slots__ = ("_call", "_encoding", "_headers", "_ping", "_send", "_service", "_watch")
+
+    def __init__(
+        self,
+        service: A2AService,
+        call: Call,
+        encoding: Encoding,
+        headers: Mapping[str, str],
+        send: Send,
+        watch: _Watch,
+    ) -> None:
+        self._service = service
+        self._call = call
+        self._encoding = encoding
+        self._headers = headers
+        self._send = send
+        self._watch = watch
+        ping = service.config.ping_interval
+        self._ping = ping if math.isfinite(ping) else None
+
+    def _chunk(self, event: StreamResponse) -> bytes:
+        return encode_event(self._encoding.result(self._call.id, event))
+
+    async def run(self, ctx: CallContext) -> None:
+        call, send = self._call, self._send
+        started = False
+        try:
+            async with STREAMING[call.method.name](
+                self._service.methods, call.params, ctx
+            )() as events:
+                iterator = aiter(events)
+                ready: Callable[[], bool] | None = getattr(iterator, "ready", None)
+                if ready is None or not ready():
+                    self._watch.start()
+                first = await anext(iterator, None)
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": _headers(_SSE_HEADERS, self._headers),
+                    }
+                )
+                started = True
+                if first is None:
+                    return
+                pending: Callable[[], StreamResponse | None] | None = getattr(
+                    iterator, "next_nowait", None
+                )
+                event: StreamResponse | None = first
+                while event is not None:
+                    data = self._chunk(event)
+                    if pending is not None:
+                        # Let producers that are ready to run publish first: their events
+                        # then share this chunk (one send, one write) instead of trailing it.
+                        await anyio.lowlevel.checkpoint()
+                        while (more := pending()) is not None:
+                            data += self._chunk(more)
+                    await send({"type": "http.response.body", "body": data, "more_body": True})
+                    event = await self._next(iterator, ready)
+        except Exception as exc:
+            error = as_a2a_error(exc)
+            if not started:
+                await send_answer(
+                    send, error_answer(self._encoding, call.id, error, headers=self._headers)
+                )
+                return
+            data = encode_event(self._encoding.error(call.id, error), event="error")
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+        if started:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _next(
+        self, iterator: AsyncIterator[StreamResponse], ready: Callable[[], bool] | None
+    ) -> StreamResponse | None:
+        """The next event (None at the end); a ping after each ``ping_interval`` of silence.
+
+        Cancelling the wait loses nothing: runtime subscriptions keep an event they have
+        not returned.
+        """
+        if ready is not None and ready():
             return await anext(iterator, None)
-        if waited.cancelled_caught:
-            await send({"type": "http.response.body", "body": _PING, "more_body": True})
+        self._watch.start()
+        while True:
+            with anyio.move_on_after(self._ping) as waited:
+                return await anext(iterator, None)
+            if waited.cancelled_caught:
+                await self._send({"type": "http.response.body", "body": _PING, "more_body": True})

@@ -48,7 +48,7 @@ from .config import ServerConfig
 from .push_configs import PushConfigs
 
 if TYPE_CHECKING:
-    from a2a_actors.runtime import Supervisor
+    from a2a_actors.runtime import Subscription, Supervisor
 
 __all__ = ("CallContext", "Methods")
 
@@ -99,12 +99,16 @@ class _ForgetOnMessage:
 
     __slots__ = ("_events", "_registrar")
 
-    def __init__(self, events: AsyncIterator[StreamResponse], registrar: _InlinePush) -> None:
+    def __init__(self, events: Subscription, registrar: _InlinePush) -> None:
         self._events = events
         self._registrar = registrar
 
     def __aiter__(self) -> _ForgetOnMessage:
         return self
+
+    def ready(self) -> bool:
+        """As :meth:`Subscription.ready` (the forgetting itself does not wait long)."""
+        return self._events.ready()
 
     async def __anext__(self) -> StreamResponse:
         event = await self._events.__anext__()

@@ -27,13 +27,14 @@ one stream's failure).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -124,6 +125,19 @@ class StreamHub:
             return ServerBusyError("The server is not accepting streams", retry_after=1.0)
         self._open.add(scope)
         return None
+
+    def start_soon(
+        self, fn: Callable[[anyio.CancelScope], Coroutine[Any, Any, None]], scope: anyio.CancelScope
+    ) -> None:
+        """Run ``fn(scope)``, a helper of a tracked stream, in the hub's task group.
+
+        ``fn`` must leave when ``scope`` is cancelled and must not raise. Once the hub has
+        closed, nothing is started (the streams it would help are being ended).
+        """
+        tg = self._tg
+        if tg is not None:
+            with contextlib.suppress(RuntimeError):  # the group has ended: shutting down
+                tg.start_soon(fn, scope)
 
     def untrack(self, scope: anyio.CancelScope) -> None:
         """Forget a stream :meth:`track` counted (idempotent)."""
