@@ -15,11 +15,17 @@ client observed is on disk, and after a restart (even a SIGKILL) tasks that were
 are FAILED with a "server restarted" status message while tasks waiting for input resume
 with the client's next message. ``--retention-ttl``/``--retention-max`` evict the oldest
 finished tasks (never live ones) with either store. See docs/durability.md.
+
+Once serving, the process calls ``gc.freeze()``: what start-up built (modules, the app)
+lives as long as the process, and the cyclic garbage collector then never rescans it, which
+keeps full collections short under load (benchmarks/README.md). ``serve()`` itself leaves
+the garbage collector of an embedding process alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import os
@@ -170,6 +176,11 @@ async def _serve_until_signal(
                 except OSError as exc:
                     return _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
                 print(url, flush=True)
+                # Everything imported and built so far lives as long as the process: move
+                # it out of the collector's sight, so full collections (which otherwise
+                # rescan it every time in-flight requests get promoted) stay short. This
+                # process is ours to tune; serve() leaves the embedding process's GC alone.
+                gc.freeze()
                 async for _ in signals:
                     break
                 tg.cancel_scope.cancel()

@@ -1,27 +1,28 @@
-"""The ASGI fast path: unary JSON-RPC calls on ``POST /`` answered without Quart.
+"""The ASGI fast path: JSON-RPC calls on ``POST /`` answered without Quart.
 
 Quart's own per-request work (request context, routing, ``Request``/``Response`` and header
 objects, the response-timeout task) costs about as much as a whole bare Quart route (see
 benchmarks/README.md, "Profiling", finding 2). :class:`JsonRpcFastPath` wraps the app's
 ``asgi_app`` and answers the common request itself: an HTTP/1.1 (or later) ``POST /`` with no
-query string and no ``root_path``, whose credentials and ``Content-Type`` pass, whose body
-arrives completely within ``BODY_TIMEOUT`` and ``max_body_bytes``, and whose call is unary.
-It runs the same functions as the Quart route (:func:`~.jsonrpc.admit`, :func:`~.checks.read_body`,
-:func:`~.jsonrpc.decode_call`, :func:`~.jsonrpc.run_unary`), in the same order, and sends
-the answer as ``http.response.start`` + ``http.response.body`` with the same headers
-(``Content-Type``, ``Content-Length``, ``A2A-Extensions``, ``Retry-After``).
+query string and no ``root_path``, whose credentials and ``Content-Type`` pass, and whose
+body arrives completely within ``BODY_TIMEOUT`` and ``max_body_bytes``. It runs the same
+functions as the Quart route (:func:`~.jsonrpc.admit`, :func:`~.checks.read_body`,
+:func:`~.jsonrpc.decode_call`, then :func:`~.jsonrpc.run_unary`), in the same order, and
+sends the answer as ``http.response.start`` + ``http.response.body`` with the same headers
+(``Content-Type``, ``Content-Length``, ``A2A-Extensions``, ``Retry-After``). Streaming calls
+are answered by :func:`~.asgi_stream.serve_stream`, with the same SSE bytes as the route.
 
-Everything else falls back to the Quart app unchanged: streaming calls, every refusal made
-before or while reading the body (401, -32005, 413, a disconnect, a body timeout: Quart
-answers those, with ``Connection: close`` when the body was not read), requests with
-``Expect``, HTTP/1.0, a query string or a ``root_path``, and any request once
-``before_request``/``after_request`` hooks other than the app's own have been registered.
-When part of the body was already received, it is replayed to Quart through a ``receive``
-wrapper, so Quart sees the request exactly as the ASGI server sent it.
+Everything else falls back to the Quart app unchanged: every refusal made before or while
+reading the body (401, -32005, 413, a disconnect, a body timeout: Quart answers those, with
+``Connection: close`` when the body was not read), requests with ``Expect``, HTTP/1.0, a
+query string or a ``root_path``, and any request once ``before_request``/``after_request``
+hooks other than the app's own have been registered. When part of the body was already
+received, it is replayed to Quart through a ``receive`` wrapper, so Quart sees the request
+exactly as the ASGI server sent it.
 
 Works on both backends (only ``anyio`` is used). Unlike the Quart route, a unary call
 answered here is not cancelled when the client disconnects while it runs; its answer is
-then dropped by the server.
+then dropped by the server. A stream is (see :mod:`.asgi_stream`).
 """
 
 from __future__ import annotations

@@ -168,6 +168,19 @@ async def test_api_key_flag() -> None:
             assert "apiKey" in card["securitySchemes"]
 
 
+async def test_serve_freezes_what_start_up_built() -> None:
+    # Objects alive once the server is up (modules, the app) are moved out of the GC's
+    # sight, so full collections under load do not rescan them (benchmarks/README.md).
+    with anyio.fail_after(GUARD):
+        async with (
+            cli_server("tests.server.gc_probe:agent") as url,
+            httpx.AsyncClient(timeout=STARTUP) as http,
+        ):
+            answer = await _rpc(http, url, "SendMessage", _send("m1"))
+            frozen = int(answer["result"]["message"]["parts"][0]["text"])
+            assert frozen > 1000
+
+
 async def test_bad_targets_exit_2() -> None:
     with anyio.fail_after(GUARD):
         for target in ("examples.echo", "examples.nope:agent", "examples.echo:nope"):
