@@ -14,11 +14,11 @@ ping interval sends a ``: ping`` comment.
 
 A helper task in the hub's task group watches ``receive`` for ``http.disconnect`` and
 cancels the stream when it comes (ASGI servers drop later sends silently, so without it an
-idle stream would outlive its client). It starts the first time the stream is about to
-wait for an event (a runtime ``Subscription`` tells with ``ready()``), so a short stream
-whose events are all ready when it asks never pays for it. Entering the stream
-(admission, an inline push config's check, a store read) is not watched, as for the unary
-calls of the fast path.
+idle stream would outlive its client). It starts once the stream has waited
+:data:`WATCH_AFTER` seconds for an event, so a short stream never pays for it, and a client
+that leaves is noticed that much later at most. Entering the stream (admission, an inline
+push config's check, a store read) is not watched, as for the unary calls of the fast path.
+The wait for the first ping starts when the watcher does.
 
 The stream is registered with the app's :class:`~.sse.StreamHub`, so server shutdown ends
 it like any other, and it is refused (``ServerBusyError``, before anything was sent) while
@@ -58,6 +58,10 @@ _SSE_HEADERS = [
 ]
 _JSON_HEADER = (b"content-type", JSON.encode())
 _PING = encode_comment("ping")
+
+#: Seconds a stream waits for an event before it starts watching for the client leaving.
+#: Most streams of short tasks end sooner and never pay for the watcher task.
+WATCH_AFTER = 0.05
 
 
 def _headers(
@@ -110,16 +114,15 @@ async def serve_stream(
 
 
 class _Watch:
-    """The disconnect watcher, started the first time the stream is about to wait.
+    """The disconnect watcher of one stream, started once the stream waits long enough.
 
     It runs in the hub's task group (no task group per request), and :meth:`stop` ends it.
-    A stream whose events are all ready when it asks for them (the usual short task)
-    never waits for its client, so it never pays for the extra task.
     """
 
-    __slots__ = ("_cancel", "_hub", "_receive", "_scope")
+    __slots__ = ("_cancel", "_hub", "_receive", "_scope", "started")
 
     def __init__(self, hub: StreamHub, receive: Receive, scope: anyio.CancelScope) -> None:
+        self.started = False
         self._hub = hub
         self._receive = receive
         self._scope = scope
@@ -127,7 +130,8 @@ class _Watch:
 
     def start(self) -> None:
         """Watch from now on (idempotent; a no-op once the hub has closed)."""
-        if self._cancel is None:
+        if not self.started:
+            self.started = True
             self._cancel = anyio.CancelScope()
             self._hub.start_soon(self._watch, self._cancel)
 
@@ -179,9 +183,7 @@ class _Stream:
             )() as events:
                 iterator = aiter(events)
                 ready: Callable[[], bool] | None = getattr(iterator, "ready", None)
-                if ready is None or not ready():
-                    self._watch.start()
-                first = await anext(iterator, None)
+                first = await self._next(iterator, ready, ping=False)
                 await send(
                     {
                         "type": "http.response.start",
@@ -219,18 +221,26 @@ class _Stream:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _next(
-        self, iterator: AsyncIterator[StreamResponse], ready: Callable[[], bool] | None
+        self,
+        iterator: AsyncIterator[StreamResponse],
+        ready: Callable[[], bool] | None,
+        *,
+        ping: bool = True,
     ) -> StreamResponse | None:
-        """The next event (None at the end); a ping after each ``ping_interval`` of silence.
+        """The next event (None at the end).
 
+        Starts the disconnect watcher once a wait has lasted :data:`WATCH_AFTER` seconds,
+        then (with ``ping``) sends a ping after each ``ping_interval`` of further silence.
         Cancelling the wait loses nothing: runtime subscriptions keep an event they have
         not returned.
         """
         if ready is not None and ready():
             return await anext(iterator, None)
-        self._watch.start()
-        while True:
-            with anyio.move_on_after(self._ping) as waited:
+        if not self._watch.started:
+            with anyio.move_on_after(WATCH_AFTER):
                 return await anext(iterator, None)
-            if waited.cancelled_caught:
-                await self._send({"type": "http.response.body", "body": _PING, "more_body": True})
+            self._watch.start()
+        while True:
+            with anyio.move_on_after(self._ping if ping else None):
+                return await anext(iterator, None)
+            await self._send({"type": "http.response.body", "body": _PING, "more_body": True})

@@ -214,7 +214,11 @@ class Methods:
         """
         self._check_extensions(request, ctx)
         inline = await self._inline_push(request)
-        registrar = self._registrar(inline)
+        if inline is None:  # the common case, without the push bookkeeping
+            return await self.supervisor.send_message(
+                request, caller=ctx.caller, extensions=ctx.extensions, headers=ctx.headers
+            )
+        registrar = _InlinePush(self.push, inline)
         async with self._follow_up_push(request, ctx, inline):
             result = await self.supervisor.send_message(
                 request,
@@ -223,7 +227,7 @@ class Methods:
                 headers=ctx.headers,
                 on_create=registrar,
             )
-        if registrar is not None and isinstance(result, Message):
+        if isinstance(result, Message):
             await registrar.forget()  # the provisional task was discarded: so is its config
         return result
 
@@ -239,7 +243,13 @@ class Methods:
         self._check_streaming()
         self._check_extensions(request, ctx)
         inline = await self._inline_push(request)
-        registrar = self._registrar(inline)
+        if inline is None:  # the common case, without the exit stack's cost
+            async with self.supervisor.stream_message(
+                request, caller=ctx.caller, extensions=ctx.extensions, headers=ctx.headers
+            ) as events:
+                yield events
+            return
+        registrar = _InlinePush(self.push, inline)
         async with AsyncExitStack() as stack:
             async with self._follow_up_push(request, ctx, inline):  # undone if refused
                 events = await stack.enter_async_context(
@@ -251,11 +261,7 @@ class Methods:
                         on_create=registrar,
                     )
                 )
-            yield events if registrar is None else _ForgetOnMessage(events, registrar)
-
-    def _registrar(self, inline: TaskPushNotificationConfig | None) -> _InlinePush | None:
-        """The ``on_create`` hook registering an inline push config for a new task."""
-        return None if inline is None else _InlinePush(self.push, inline)
+            yield _ForgetOnMessage(events, registrar)
 
     async def get_task(self, request: GetTaskRequest, ctx: CallContext) -> Task:
         """GetTask."""
