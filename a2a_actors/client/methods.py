@@ -4,19 +4,20 @@
 ``tenant`` into it), merges the extensions to activate (the default set plus per call), and
 hands both to its transport, which owns the wire. Results come back as the protocol's frozen
 Structs; failures as the one error hierarchy (see :mod:`.errors`). It holds no HTTP client of
-its own: :class:`~.client.A2AClient` adds construction, discovery and lifetime on top.
+its own: :class:`~.client.A2AClient` adds construction, discovery and lifetime on top. Turning
+friendly arguments (a ``str`` message, SendMessage options, a state by name) into wire values
+is :mod:`.call_arguments`'s job; ``text_message`` is re-exported from there.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import uuid
 from collections.abc import Sequence
 
 from msgspec.structs import replace
 
 from a2a_actors.protocol.card import AgentCard, AgentInterface
-from a2a_actors.protocol.models import JSONObject, Message, Part, Role, Task, TaskState
+from a2a_actors.protocol.models import JSONObject, Message, Task, TaskState
 from a2a_actors.protocol.requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -27,48 +28,17 @@ from a2a_actors.protocol.requests import (
     ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
     ListTasksResponse,
-    SendMessageConfiguration,
     SendMessageRequest,
     SendMessageResponse,
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
 
+from .call_arguments import send_message_request, task_state, text_message as text_message
 from .stream import EventStream
 from .transport import EventSource, Transport
 
 __all__ = ("A2AMethods", "text_message")
-
-
-def text_message(
-    text: str,
-    *,
-    task_id: str = "",
-    context_id: str = "",
-    metadata: JSONObject | None = None,
-) -> Message:
-    """A user Message with one text part and a fresh ``messageId``."""
-    return Message(
-        message_id=uuid.uuid4().hex,
-        role=Role.USER,
-        parts=(Part(text=text),),
-        task_id=task_id,
-        context_id=context_id,
-        metadata=metadata,
-    )
-
-
-def _state(value: TaskState | str) -> TaskState:
-    if isinstance(value, TaskState):
-        return value
-    try:
-        return TaskState(value)
-    except ValueError:
-        pass
-    try:
-        return TaskState[value.upper().replace("-", "_").removeprefix("TASK_STATE_")]
-    except KeyError:
-        raise ValueError(f"unknown task state {value!r}") from None
 
 
 class A2AMethods:
@@ -115,38 +85,6 @@ class A2AMethods:
 
     def _exts(self, extra: Sequence[str]) -> tuple[str, ...]:
         return tuple(dict.fromkeys((*self.extensions, *extra)))
-
-    def _send_request(
-        self,
-        message_or_request: str | Message | SendMessageRequest,
-        *,
-        task_id: str,
-        context_id: str,
-        return_immediately: bool,
-        history_length: int | None,
-        accepted_output_modes: Sequence[str],
-        push_config: TaskPushNotificationConfig | None,
-        metadata: JSONObject | None,
-    ) -> SendMessageRequest:
-        if isinstance(message_or_request, SendMessageRequest):
-            if message_or_request.tenant or not self._tenant:
-                return message_or_request
-            return replace(message_or_request, tenant=self._tenant)
-        message = message_or_request
-        if isinstance(message, str):
-            message = text_message(message, task_id=task_id, context_id=context_id)
-        configuration = SendMessageConfiguration(
-            accepted_output_modes=tuple(accepted_output_modes),
-            task_push_notification_config=push_config,
-            history_length=history_length,
-            return_immediately=return_immediately,
-        )
-        return SendMessageRequest(
-            message=message,
-            configuration=configuration if configuration != SendMessageConfiguration() else None,
-            metadata=metadata,
-            tenant=self._tenant,
-        )
 
     def _events(
         self,
@@ -205,8 +143,9 @@ class A2AMethods:
             UnsupportedOperationError: The task is terminal.
             A2AError: Any other error the agent reports; A2AConnectionError on HTTP failure.
         """
-        request = self._send_request(
+        request = send_message_request(
             message_or_request,
+            tenant=self._tenant,
             task_id=task_id,
             context_id=context_id,
             return_immediately=return_immediately,
@@ -240,8 +179,9 @@ class A2AMethods:
         every StreamResponse and raises as :class:`~.stream.EventStream` documents
         (StreamInterruptedError on a cut).
         """
-        request = self._send_request(
+        request = send_message_request(
             message_or_request,
+            tenant=self._tenant,
             task_id=task_id,
             context_id=context_id,
             return_immediately=False,
@@ -294,7 +234,7 @@ class A2AMethods:
         """
         request = ListTasksRequest(
             context_id=context_id or "",
-            status=None if status is None else _state(status),
+            status=None if status is None else task_state(status),
             page_size=page_size,
             page_token=page_token or "",
             history_length=history_length,

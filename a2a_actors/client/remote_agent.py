@@ -12,15 +12,16 @@ in the same context. Calls in one session run one at a time, in the order they a
 A call streams (SendStreamingMessage) when the card says the agent streams, so the task id is
 known from the first event and :meth:`RemoteAgent.interrupt` can cancel the remote task while
 the call is still waiting; otherwise it is a blocking SendMessage.
+
+:meth:`RemoteAgent.as_tool` makes a call in a session; the tool's shape (name rules, JSON
+Schema, :class:`~.agent_tool.AgentTool`) is :mod:`.agent_tool`'s.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol, cast
+from typing import Any
 
 import anyio
 from msgspec.structs import replace
@@ -28,8 +29,9 @@ from msgspec.structs import replace
 from a2a_actors.protocol.models import Message, Role, StreamResponse, Task, TaskState
 from a2a_actors.protocol.state import INTERRUPTED_STATES
 
+from .agent_tool import AgentTool as AgentTool, agent_tool, tool_name
+from .call_arguments import text_message
 from .client import A2AClient
-from .methods import text_message
 from .stream import EventStream
 
 __all__ = ("AgentTool", "CallResult", "RemoteAgent", "RemoteStream", "Session", "StreamChunk")
@@ -236,16 +238,6 @@ def _delta(event: StreamResponse) -> str:
     return ""
 
 
-class AgentTool(Protocol):
-    """An async ``(message: str) -> str`` callable described for an LLM tool loop."""
-
-    name: str
-    description: str
-    json_schema: dict[str, Any]
-
-    async def __call__(self, message: str) -> str: ...
-
-
 class RemoteAgent:
     """A remote A2A agent behind an :class:`~.client.A2AClient`.
 
@@ -375,39 +367,11 @@ class RemoteAgent:
         (``None``: a fresh session each call), so an agent's question can be answered by
         the next call. Errors propagate as :class:`~a2a_actors.protocol.errors.A2AError`.
         """
-        tool_name = _tool_name(name or self.name)
+        tool = tool_name(name or self.name)
+        key = None if session is None else f"{session}:{tool}"
+
+        async def ask(message: str) -> str:
+            return (await self.call(message, session=key)).text
+
         text = description or self.description or f"Ask the remote agent {self.name}."
-        agent = self
-        key = None if session is None else f"{session}:{tool_name}"
-
-        async def tool(message: str) -> str:
-            return (await agent.call(message, session=key)).text
-
-        schema = {
-            "name": tool_name,
-            "description": text,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "message": {
-                        "type": "string",
-                        "description": f"The message to send to {self.name}.",
-                    }
-                },
-                "required": ["message"],
-            },
-        }
-        attributes: Mapping[str, object] = {
-            "name": tool_name,
-            "description": text,
-            "json_schema": schema,
-        }
-        tool.__dict__.update(attributes)
-        tool.__name__ = tool.__qualname__ = tool_name
-        tool.__doc__ = text
-        return cast(AgentTool, tool)
-
-
-def _tool_name(name: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_")
-    return cleaned[:64] or "remote_agent"
+        return agent_tool(ask, name=tool, description=text, agent_name=self.name)

@@ -10,16 +10,10 @@ from a shared queue and delivers each lane's events strictly in order. So events
 config arrive in order, different configs proceed in parallel, and a slow or hanging receiver
 occupies delivery workers only — never an agent slot, and never the task's actor.
 
-Each attempt:
-
-1. re-checks the URL with :meth:`PushPolicy.check_url`;
-2. resolves the host once (through the injectable :class:`Resolver`), checks *every*
-   resolved address with :meth:`PushPolicy.check_addresses`, and connects **to the checked
-   address**, with ``Host`` and TLS SNI still naming the host — so a DNS answer that changes
-   between check and connect cannot redirect the request;
-3. POSTs the bare StreamResponse JSON with ``Content-Type: application/json``,
-   ``Authorization: <scheme> <credentials>`` when the config has authentication, and
-   ``X-A2A-Notification-Token`` when it has a token. Redirects are never followed.
+Each attempt is one :func:`~.webhook.post_event`: it re-checks the URL with the
+:class:`PushPolicy`, resolves the host once, checks every resolved address and connects to
+the checked one (so DNS cannot redirect it), and POSTs the bare StreamResponse JSON with the
+config's token and authentication; redirects are never followed (see :mod:`.webhook`).
 
 A 2xx ends the event. 5xx, 408, 429, timeouts and connection errors are retried with
 exponential backoff (jittered between half and all of each delay) up to ``max_attempts``;
@@ -57,7 +51,14 @@ import httpx
 from ..protocol import codec
 from ..protocol.models import StreamResponse
 from ..protocol.requests import TaskPushNotificationConfig
-from .policy import IPAddress, PushPolicy, UnsafeURLError
+from .policy import PushPolicy
+from .webhook import (
+    PermanentFailure,
+    Resolver as Resolver,
+    TransientFailure,
+    post_event,
+    system_resolver as system_resolver,
+)
 
 __all__ = (
     "PushConfigSource",
@@ -68,21 +69,6 @@ __all__ = (
 )
 
 log = logging.getLogger("a2a_actors.push")
-
-Resolver = Callable[[str, int], Awaitable[Sequence[IPAddress]]]
-_RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
-
-
-async def system_resolver(host: str, port: int) -> Sequence[IPAddress]:
-    """Resolve ``host`` with the system resolver (every address, IPv4 and IPv6)."""
-    import ipaddress
-
-    infos = await anyio.getaddrinfo(host, port, type=0)
-    seen: dict[str, IPAddress] = {}
-    for _family, _type, _proto, _canon, sockaddr in infos:
-        text = str(sockaddr[0]).split("%", 1)[0]
-        seen.setdefault(text, ipaddress.ip_address(text))
-    return list(seen.values())
 
 
 class PushConfigSource(Protocol):
@@ -122,14 +108,6 @@ class _Lane:
 class _Breaker:
     failures: int = 0
     open_until: float = 0.0
-
-
-class _GiveUp(Exception):
-    """The current event cannot be delivered; do not retry it."""
-
-
-class _Retry(Exception):
-    """The current attempt failed in a way worth retrying."""
 
 
 class PushDelivery:
@@ -329,14 +307,22 @@ class PushDelivery:
         for attempt in range(self._max_attempts):
             self._counts["attempts"] += 1
             try:
-                await self._attempt(client, config, body)
-            except _Retry as exc:
+                await post_event(
+                    client,
+                    config,
+                    body,
+                    policy=self.policy,
+                    resolver=self._resolver,
+                    timeout=self._timeout,
+                    total=self._total,
+                )
+            except TransientFailure as exc:
                 if attempt + 1 < self._max_attempts:
                     self._counts["retries"] += 1
                     await anyio.sleep(self._backoff(attempt))
                     continue
                 reason = str(exc)
-            except _GiveUp as exc:
+            except PermanentFailure as exc:
                 reason = str(exc)
             except Exception as exc:  # a resolver or allow hook failed: never kill the pool
                 # Only the type: messages of unknown exceptions may quote URLs or headers.
@@ -359,44 +345,3 @@ class PushDelivery:
     def _backoff(self, attempt: int) -> float:
         cap = min(self._backoff_max, self._backoff_base * (2**attempt))
         return random.uniform(cap / 2, cap)
-
-    async def _attempt(
-        self, client: httpx.AsyncBaseTransport, config: TaskPushNotificationConfig, body: bytes
-    ) -> None:
-        try:
-            target = self.policy.check_url(config.url)
-            if target.ip is not None:
-                address = self.policy.check_addresses(target, [target.ip])
-            else:
-                with anyio.fail_after(self._total):
-                    addresses = await self._resolver(target.host, target.port)
-                address = self.policy.check_addresses(target, addresses)
-        except UnsafeURLError as exc:
-            raise _GiveUp(exc.reason) from None
-        except (OSError, TimeoutError) as exc:
-            raise _Retry(f"cannot resolve host: {type(exc).__name__}") from None
-        host = f"[{address}]" if address.version == 6 else str(address)
-        url = f"{target.scheme}://{host}:{target.port}{target.path_and_query}"
-        headers = {"Content-Type": "application/json", "Host": target.authority}
-        if config.authentication is not None:
-            auth = config.authentication
-            headers["Authorization"] = f"{auth.scheme} {auth.credentials}".strip()
-        if config.token:
-            headers["X-A2A-Notification-Token"] = config.token
-        extensions: dict[str, object] = {"timeout": self._timeout.as_dict()}
-        if target.scheme == "https":
-            extensions["sni_hostname"] = target.host
-        request = httpx.Request("POST", url, content=body, headers=headers, extensions=extensions)
-        try:
-            with anyio.fail_after(self._total):
-                response = await client.handle_async_request(request)
-                await response.aclose()  # the body is never needed
-        except (httpx.TimeoutException, TimeoutError):
-            raise _Retry("timed out") from None
-        except httpx.TransportError as exc:
-            raise _Retry(f"connection failed: {type(exc).__name__}") from None
-        if 200 <= response.status_code < 300:
-            return
-        if response.status_code in _RETRY_STATUS:
-            raise _Retry(f"HTTP {response.status_code}")
-        raise _GiveUp(f"HTTP {response.status_code}")
