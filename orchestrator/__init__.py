@@ -13,7 +13,7 @@ imports it.
 
 from __future__ import annotations
 
-from .child import ChildStream as ChildStream, DelegationResult as DelegationResult
+from .child import ChildStream as ChildStream
 from .correlation import (
     CORRELATION_URI as CORRELATION_URI,
     DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH,
@@ -44,6 +44,7 @@ from .orchestrated import (
     is_orchestrated as is_orchestrated,
     orchestrated as orchestrated,
 )
+from .outcome import DelegationResult as DelegationResult
 from .pipelines import (
     fan_out as fan_out,
     join_texts as join_texts,

@@ -1,24 +1,22 @@
-"""One delegation, followed to its end: :class:`ChildStream` and its :class:`DelegationResult`.
+"""One delegation, followed to its end: :class:`ChildStream`.
 
 Theory of operation
 -------------------
 Entering a :class:`ChildStream` *plans* the delegation (target resolved, child correlation
 computed: a depth or cycle violation raises here, before anything is sent), then *starts*
-the child. An orchestrated child (every local one, and a remote one whose card declares
-streaming and the correlation extension) is started and followed with one
-SendStreamingMessage: its wrapper starts the task at once, so the stream's first event, the
-Task, names it before it does anything. Any other streaming agent's first event could be
-delayed until it first acts, so it is started with ``returnImmediately``, then followed
-with SubscribeToTask. Either start (up to the first event) is shielded from cancellation
-(bounded by the start timeout), so the parent always learns the child's task id; the
-child is recorded in the parent's hop record and becomes *outstanding* before anything
-else can be interrupted. Iterating yields the child's events: the Task snapshot, then the
-rest of the stream (repeated snapshots are skipped), until the child ends.
+the child (:mod:`._start`: the start is shielded up to the child's first event, so the
+parent always learns the child's task id, and the child is recorded in the parent's hop
+record and becomes *outstanding* before anything else can be interrupted). A child that
+was not started with a stream is followed with SubscribeToTask. Iterating yields the
+child's events: the Task snapshot, then the rest of the stream (repeated snapshots are
+skipped), until the child ends.
 
-* COMPLETED (or a Message reply): iteration stops; :meth:`ChildStream.result` is the outcome.
+* COMPLETED (or a Message reply): iteration stops; :meth:`ChildStream.result` is the
+  outcome, a :class:`~.outcome.DelegationResult`.
 * FAILED, REJECTED, CANCELED: the final event is yielded, then the next step raises a
   :class:`~.errors.DelegationError` naming the origin agent and task and the relay path
-  (read from the child's own hop record when the child relayed someone else's failure).
+  (read from the child's own hop record when the child relayed someone else's failure:
+  :func:`~.outcome.failure_of`).
 * INPUT_REQUIRED / AUTH_REQUIRED: with ``relay_input`` (the default) the question is asked
   of the parent's own caller (``ctx.ask``), and the answer is sent to the same child task;
   following goes on. Without it, :class:`~.errors.InputRequired` is raised: the child stays
@@ -33,10 +31,9 @@ each level returns only once everything below it is CANCELED.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -44,28 +41,19 @@ from uuid import uuid4
 
 import anyio
 
-from a2a_actors.client import CallResult, TaskView
+from a2a_actors.client import TaskView
 from a2a_actors.protocol.errors import A2AError, UnsupportedOperationError
-from a2a_actors.protocol.models import (
-    Artifact,
-    Message,
-    Part,
-    Role,
-    StreamResponse,
-    Task,
-    TaskState,
-    utc_now,
-)
+from a2a_actors.protocol.models import Message, Part, Role, StreamResponse, Task, TaskState
 from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
 from a2a_actors.runtime import SubscriberDropped
 
-from ._hop import Hop, Outstanding
-from .correlation import CORRELATION_URI, ChildRecord, Correlation, hop_record, traceparent
+from ._start import ChildStarter, Plan as Plan
+from .correlation import CORRELATION_URI, Correlation
 from .errors import DelegationError, InputRequired
+from .outcome import DelegationResult as DelegationResult, failure_of
 
 if TYPE_CHECKING:
     from ._hop import HopRegistry
-    from ._links import Link
 
 __all__ = ("ChildStream", "DelegationResult", "Plan")
 
@@ -74,91 +62,7 @@ logger = logging.getLogger("orchestrator")
 _REOPENS = 3
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class DelegationResult:
-    """What a delegation produced.
-
-    Attributes:
-        agent: The child agent's name.
-        task: The child task as it ended (None for a Message reply, or a failed branch
-            that never started).
-        message: The child's Message reply, or its final status message.
-        url: The child server's base URL ("" for a local child).
-        error: Set only for a failed branch of ``fan_out(..., cancel_on_failure=False)``.
-    """
-
-    agent: str
-    task: Task | None
-    message: Message | None
-    url: str = ""
-    error: DelegationError | None = None
-
-    @property
-    def state(self) -> TaskState | None:
-        """The child task's final state (None for a Message reply)."""
-        return self.task.status.state if self.task is not None else None
-
-    @property
-    def ok(self) -> bool:
-        """Whether the child completed (or answered with a Message)."""
-        return self.error is None and (self.task is None or self.state is TaskState.COMPLETED)
-
-    @property
-    def task_id(self) -> str:
-        """The child's task id ("" for a Message reply)."""
-        return self.task.id if self.task is not None else ""
-
-    @property
-    def context_id(self) -> str:
-        """The child's context id."""
-        if self.task is not None:
-            return self.task.context_id
-        return self.message.context_id if self.message is not None else ""
-
-    @property
-    def artifacts(self) -> tuple[Artifact, ...]:
-        """The child's artifacts."""
-        return self.task.artifacts if self.task is not None else ()
-
-    @property
-    def text(self) -> str:
-        """The answer as text: the artifacts' text, else the status or reply message."""
-        if self.error is not None and self.task is None:
-            return ""
-        return CallResult(task=self.task, message=self.message).text
-
-    @property
-    def parts(self) -> tuple[Part, ...]:
-        """The answer as parts (the artifacts' parts, else the message's), for the next step."""
-        parts = tuple(p for a in self.artifacts for p in a.parts)
-        if parts:
-            return parts
-        if self.message is not None:
-            return self.message.parts
-        return (Part(text=self.text),)
-
-    @property
-    def output(self) -> tuple[Artifact, ...] | str:
-        """What a handler returns to finish with this result: the artifacts, else the text."""
-        return self.artifacts or self.text
-
-    def as_message(self) -> Message:
-        """The answer as a user Message (the input of a next step)."""
-        return Message(message_id=uuid4().hex, role=Role.USER, parts=self.parts)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Plan:
-    """A delegation ready to start (or, with ``child``, to continue)."""
-
-    hop: Hop
-    link: Link
-    correlation: Correlation
-    message: Message
-    child: Outstanding | None = None
-
-
-class ChildStream:
+class ChildStream(ChildStarter):
     """The events of one delegation (see the module docstring).
 
     ``async with orch.stream(ctx, target, message) as events: async for event in events``.
@@ -182,17 +86,12 @@ class ChildStream:
         cancel_timeout: float,
         start_timeout: float,
     ) -> None:
+        super().__init__(start_timeout=start_timeout)
         self._make_plan = plan
         self._registry = registry
         self._relay = relay_input
         self._cancel_timeout = cancel_timeout
-        self._start_timeout = start_timeout
-        self._plan: Plan | None = None
-        self._child: Outstanding | None = None
         self._view = TaskView()
-        self._pending: collections.deque[StreamResponse] = collections.deque()
-        self._stack: AsyncExitStack | None = None
-        self._events: AsyncIterator[StreamResponse] | None = None
         self._interrupted = False
         self._ended = False
         self._error: DelegationError | None = None
@@ -238,7 +137,7 @@ class ChildStream:
         if task is None or task.status.state not in TERMINAL_STATES:
             raise RuntimeError("the delegation has not ended")
         if task.status.state is not TaskState.COMPLETED:
-            raise _error_of(task, link.name, plan.correlation)
+            raise failure_of(task, link.name, plan.correlation)
         return DelegationResult(link.name, task, task.status.message, link.url)
 
     async def __aenter__(self) -> ChildStream:
@@ -304,139 +203,6 @@ class ChildStream:
             return event
 
     # -- the steps ---------------------------------------------------------------------------
-
-    def _headers(self) -> dict[str, str]:
-        plan = self._plan
-        assert plan is not None
-        headers = {"traceparent": traceparent(plan.correlation.trace_id)}
-        state = plan.hop.ctx.headers.get("tracestate")
-        if state:
-            headers["tracestate"] = state
-        return headers
-
-    async def _send(self, send: Callable[[], Awaitable[Task | Message]]) -> Task | Message:
-        """Start or resume: shielded (bounded) when it returns early, so the id is known."""
-        plan = self._plan
-        assert plan is not None
-        link = plan.link
-        try:
-            if link.returns_early:
-                with anyio.fail_after(self._start_timeout, shield=True):
-                    return await send()
-            return await send()
-        except TimeoutError as exc:
-            raise DelegationError(
-                f"{link.name} did not answer within {self._start_timeout:g} s",
-                origin_agent=link.name,
-                path=plan.correlation.path,
-            ) from exc
-        except A2AError as exc:
-            raise DelegationError(
-                f"could not delegate to {link.name}: {exc}",
-                origin_agent=link.name,
-                path=plan.correlation.path,
-            ) from exc
-
-    async def _start(self, plan: Plan) -> None:
-        link = plan.link
-        headers = self._headers()
-        if link.streams_start:
-            await self._start_streaming(plan, headers)
-            return
-        reply = await self._send(lambda: link.start(plan.message, headers))
-        if isinstance(reply, Message):
-            self._pending.append(StreamResponse(message=reply))
-            return
-        await self._record(plan, StreamResponse(task=reply))
-
-    async def _start_streaming(self, plan: Plan, headers: dict[str, str]) -> None:
-        """One SendStreamingMessage; the child is known from its first event (the Task).
-
-        Opening the stream and reading that event are shielded from cancellation (bounded
-        by the start timeout), as a ``returnImmediately`` start is: an orchestrated child
-        starts its task at once, so the event comes before it does anything, and the
-        parent always learns the id before a cancellation can reach this delegation.
-        """
-        link = plan.link
-        stack = AsyncExitStack()
-        try:
-            try:
-                with anyio.fail_after(self._start_timeout, shield=True):
-                    events = await stack.enter_async_context(link.open(plan.message, headers))
-                    first = await events.__anext__()
-            except TimeoutError as exc:
-                raise DelegationError(
-                    f"{link.name} did not answer within {self._start_timeout:g} s",
-                    origin_agent=link.name,
-                    path=plan.correlation.path,
-                ) from exc
-            except (A2AError, SubscriberDropped, StopAsyncIteration) as exc:
-                why = str(exc) or "its stream ended before any event"
-                raise DelegationError(
-                    f"could not delegate to {link.name}: {why}",
-                    origin_agent=link.name,
-                    path=plan.correlation.path,
-                ) from exc
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await stack.aclose()
-            raise
-        self._stack, self._events = stack, events  # closed by _close from here on
-        if first.message is not None:
-            self._pending.append(first)
-            return
-        await self._record(plan, first)
-
-    async def _record(self, plan: Plan, first: StreamResponse) -> None:
-        """Record the child its first event (Task, or update) names; it is outstanding."""
-        link = plan.link
-        if first.task is not None:
-            task_id, context_id = first.task.id, first.task.context_id
-            state = first.task.status.state.value
-        else:  # a server that skips the snapshot: the update still names the task
-            update = first.status_update or first.artifact_update
-            if update is None:
-                raise DelegationError(
-                    f"{link.name} sent an empty first event",
-                    origin_agent=link.name,
-                    path=plan.correlation.path,
-                )
-            task_id, context_id = update.task_id, update.context_id
-            state = TaskState.SUBMITTED.value
-        record = ChildRecord(
-            agent=link.name,
-            task_id=task_id,
-            context_id=context_id,
-            state=state,
-            depth=plan.correlation.depth,
-            url=link.url,
-            local=link.local,
-            started_at=utc_now(),
-        )
-        self._child = Outstanding(link, record, plan.correlation)
-        plan.hop.outstanding[task_id] = self._child  # cancellable from here on
-        plan.hop.record.children.append(record)
-        self._pending.append(first)
-        await plan.hop.save()
-
-    async def _forward(self, answer: Message) -> None:
-        """Send ``answer`` to the interrupted child task."""
-        plan, child = self._plan, self._child
-        assert plan is not None
-        assert child is not None
-        message = Message(
-            message_id=uuid4().hex,
-            role=Role.USER,
-            parts=answer.parts,
-            task_id=child.record.task_id,
-            context_id=child.record.context_id,
-            metadata={CORRELATION_URI: plan.correlation.to_metadata()},
-            extensions=(CORRELATION_URI,),
-        )
-        headers = self._headers()
-        reply = await self._send(lambda: plan.link.resume(message, headers))
-        if isinstance(reply, Task):
-            self._pending.append(StreamResponse(task=reply))
 
     async def _open(self) -> None:
         plan, child = self._plan, self._child
@@ -511,7 +277,7 @@ class ChildStream:
             if state is TaskState.COMPLETED:
                 self._ended = True
             else:
-                self._error = _error_of(task, plan.link.name, plan.correlation)
+                self._error = failure_of(task, plan.link.name, plan.correlation)
         elif state in INTERRUPTED_STATES:
             self._interrupted = True
 
@@ -604,25 +370,3 @@ class ChildStream:
 
 def _user_text(text: str) -> Message:
     return Message(message_id=uuid4().hex, role=Role.USER, parts=(Part(text=text),))
-
-
-def _error_of(task: Task, agent: str, correlation: Correlation) -> DelegationError:
-    """The typed error of a child task that ended FAILED, REJECTED or CANCELED."""
-    record = hop_record(task.metadata)
-    data = record.error if record is not None else None
-    status_message = task.status.message
-    if data is None and status_message is not None and status_message.metadata:
-        carried = status_message.metadata.get(CORRELATION_URI)
-        if isinstance(carried, dict) and isinstance(carried.get("error"), dict):
-            data = carried["error"]
-    if data is not None:
-        return DelegationError.from_metadata(data)
-    reason = status_message.text if status_message is not None else ""
-    state = task.status.state
-    return DelegationError(
-        reason or f"{agent} ended {state.value.removeprefix('TASK_STATE_')}",
-        origin_agent=agent,
-        origin_task_id=task.id,
-        state=state.value,
-        path=record.path if record is not None else correlation.path,
-    )

@@ -14,6 +14,8 @@ work in that supervisor's agents (``orchestrator.serve`` sets this up). A *targe
 * any other string: looked up with the ``resolver`` (a mapping or a function of the name),
   whose answer is one of the above.
 
+:mod:`._targets` turns a target into a link to the child agent (and keeps the remote ones).
+
 Each delegation is a :class:`~.child.ChildStream`: see :mod:`orchestrator.child` for what
 happens on completion, failure, input-required and cancellation. :func:`delegate` and
 :func:`stream_delegate` are the typed spellings of ``ctx.delegate`` (whose return type the
@@ -26,22 +28,21 @@ Lifetime: the orchestrator owns the ``httpx.AsyncClient`` it creates (closed by
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, TypeAlias
+from typing import Any
 from uuid import uuid4
 
-import anyio
 import httpx
 
-from a2a_actors.client import A2AClient, RemoteAgent, Timeouts
-from a2a_actors.protocol.errors import A2AError, UnsupportedOperationError
+from a2a_actors.client import A2AClient, Timeouts
+from a2a_actors.protocol.errors import UnsupportedOperationError
 from a2a_actors.protocol.models import Message, Part, Role, utc_now
-from a2a_actors.runtime import Agent, Supervisor, TaskContext, as_agent
+from a2a_actors.runtime import Supervisor, TaskContext
 
 from ._hop import Hop, HopRegistry
-from ._links import Link, LocalLink, RemoteLink, starts_at_once
-from .child import ChildStream, DelegationResult, Plan
+from ._start import Plan
+from ._targets import ClientFactory as ClientFactory, Resolver as Resolver, Targets
+from .child import ChildStream
 from .correlation import (
     CORRELATION_URI,
     DEFAULT_MAX_DEPTH,
@@ -52,17 +53,9 @@ from .correlation import (
     parse_traceparent,
     root_correlation,
 )
-from .errors import DelegationError
-from .orchestrated import orchestrated
+from .outcome import DelegationResult
 
 __all__ = ("ClientFactory", "Orchestrator", "Resolver", "delegate", "stream_delegate")
-
-#: Makes the client for a remote base URL (to add credentials, pick a binding...).
-ClientFactory: TypeAlias = Callable[[str], Awaitable[A2AClient]]
-#: Names -> targets: a mapping, or a function returning the target (None: unknown).
-Resolver: TypeAlias = Mapping[str, object] | Callable[[str], object]
-
-_MAX_RESOLVE = 8
 
 
 class Orchestrator:
@@ -103,13 +96,12 @@ class Orchestrator:
         self.start_timeout = start_timeout
         self.public_url = public_url.rstrip("/")
         self._hops = HopRegistry()
-        self._http = http_client
-        self._own_http = http_client is None
-        self._factory = client_factory
-        self._resolver = resolver
-        self._timeouts = timeouts or Timeouts()
-        self._links: dict[str, RemoteLink] = {}
-        self._connecting: dict[str, anyio.Lock] = {}
+        self._targets = Targets(
+            http_client=http_client,
+            client_factory=client_factory,
+            resolver=resolver,
+            timeouts=timeouts or Timeouts(),
+        )
         self._urls: weakref.WeakKeyDictionary[Supervisor, str] = weakref.WeakKeyDictionary()
 
     # -- configuration and lifetime -------------------------------------------------------
@@ -127,27 +119,17 @@ class Orchestrator:
         """The base URL ``supervisor`` is served at (:attr:`public_url` when unbound)."""
         return self._urls.get(supervisor, self.public_url)
 
-    def _http_client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=self._timeouts.unary())
-        return self._http
-
     async def client(self, url: str) -> A2AClient:
         """The (cached) client of the agent at base URL ``url``.
 
         Raises:
             DelegationError: The agent could not be reached or has no usable card.
         """
-        return (await self._remote(url)).client
+        return (await self._targets.remote(url)).client
 
     async def aclose(self) -> None:
         """Close the remote clients and the ``httpx.AsyncClient`` if it is ours."""
-        links, self._links = self._links, {}
-        for link in links.values():
-            await link.client.aclose()
-        if self._own_http and self._http is not None:
-            http, self._http = self._http, None
-            await http.aclose()
+        await self._targets.aclose()
 
     async def __aenter__(self) -> Orchestrator:
         return self
@@ -257,7 +239,7 @@ class Orchestrator:
         metadata: dict[str, Any] | None,
         context_id: str,
     ) -> Plan:
-        link = await self._link(ctx, target)
+        link = await self._targets.link(ctx, target)
         hop = self._hop_for(ctx)
         try:
             correlation = child_correlation(
@@ -309,85 +291,6 @@ class Orchestrator:
                 )
             hop = Hop(ctx, record)
         return self._hops.open(hop)
-
-    async def _link(self, ctx: TaskContext, target: object) -> Link:
-        for _ in range(_MAX_RESOLVE):
-            if isinstance(target, RemoteAgent):
-                client = target.client
-                return RemoteLink(
-                    client,
-                    name=target.name,
-                    url=client.interface.url.rstrip("/"),
-                    streaming=target.streaming,
-                    orchestrated=starts_at_once(client.card),
-                )
-            if isinstance(target, A2AClient):
-                card = target.card
-                url = target.interface.url.rstrip("/")
-                return RemoteLink(
-                    target,
-                    name=card.name if card is not None else url,
-                    url=url,
-                    streaming=card is None or bool(card.capabilities.streaming),
-                    orchestrated=starts_at_once(card),
-                )
-            if isinstance(target, str):
-                if target.startswith(("http://", "https://")):
-                    return await self._remote(target)
-                target = self._resolve(target)
-                continue
-            if isinstance(target, Agent) or callable(target) or hasattr(target, "handle"):
-                return LocalLink(ctx.supervisor, ctx.caller, orchestrated(as_agent(target)))
-            raise TypeError(
-                "a delegation target is an Agent, an async function of a TaskContext, an "
-                f"http(s) URL, a RemoteAgent, an A2AClient or a resolvable name; got {target!r}"
-            )
-        raise ValueError("delegation target names resolve to each other in a loop")
-
-    def _resolve(self, name: str) -> object:
-        resolver = self._resolver
-        found: object = None
-        if isinstance(resolver, Mapping):
-            found = resolver.get(name)
-        elif resolver is not None:
-            found = resolver(name)
-        if found is None:
-            raise UnsupportedOperationError(
-                f"unknown delegation target {name!r}: not an http(s) URL, and no resolver names it"
-            )
-        return found
-
-    async def _remote(self, url: str) -> RemoteLink:
-        key = url.rstrip("/")
-        link = self._links.get(key)
-        if link is not None:
-            return link
-        lock = self._connecting.setdefault(key, anyio.Lock())
-        async with lock:
-            link = self._links.get(key)
-            if link is not None:
-                return link
-            try:
-                if self._factory is not None:
-                    client = await self._factory(key)
-                else:
-                    client = await A2AClient.connect(
-                        key, http_client=self._http_client(), timeouts=self._timeouts
-                    )
-            except A2AError as exc:
-                raise DelegationError(
-                    f"could not reach the agent at {key}: {exc}", origin_agent=key
-                ) from exc
-            card = client.card
-            link = RemoteLink(
-                client,
-                name=card.name if card is not None else key,
-                url=key,
-                streaming=card is None or bool(card.capabilities.streaming),
-                orchestrated=starts_at_once(card),
-            )
-            self._links[key] = link
-            return link
 
 
 def _orchestrator_of(ctx: TaskContext) -> Orchestrator:

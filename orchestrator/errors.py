@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from a2a_actors.protocol.models import Message
 
-    from .child import DelegationResult
+    from .outcome import DelegationResult
 
 __all__ = ("CycleError", "DelegationError", "DepthLimitError", "InputRequired")
 

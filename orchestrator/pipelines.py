@@ -29,10 +29,10 @@ from a2a_actors.protocol.card import AgentSkill
 from a2a_actors.protocol.models import Message
 from a2a_actors.runtime import Agent, TaskContext, as_agent
 
-from .child import DelegationResult
 from .delegator import delegate
 from .errors import DelegationError
 from .orchestrated import orchestrated
+from .outcome import DelegationResult
 
 __all__ = (
     "Chooser",

@@ -5,15 +5,12 @@ Theory of operation
 :meth:`SQLiteTaskStore.open` opens the file (creating or migrating it, see
 :mod:`~a2a_actors.stores.sqlite_schema`) in WAL mode and starts one **writer task** in a task
 group the store owns. Every write (save, delete, push-config put/delete, recovery,
-eviction) becomes an operation on a bounded queue; the writer takes the first waiting
-operation plus every other one already queued (up to ``max_batch``) and runs them, in queue
-order, in **one** ``BEGIN IMMEDIATE ... COMMIT`` transaction on the single writer connection,
-in a worker thread. Each caller awaits its own operation, which completes only after that
-commit returned: **an acknowledged write is in the database file**. While one batch
-commits, new writes queue up and form the next batch, so under concurrency the cost of a
-commit (and of its fsync with ``synchronous="FULL"``) is shared by the whole batch (group
-commit). If a batch fails, it is rolled back and its operations are retried one per
-transaction, so one bad write fails only its own caller.
+eviction) goes through that writer (:mod:`~a2a_actors.stores.sqlite_writer`), which commits
+the writes queued at one time together, in one transaction on the single writer connection
+(group commit). Each caller's write returns only after the transaction holding it
+committed: **an acknowledged write is in the database file**. One bad write fails only its
+own caller. The rows and the statements over them are in
+:mod:`~a2a_actors.stores.sqlite_rows`.
 
 Reads run on a small pool of read-only connections in worker threads; WAL lets them read
 the last committed state while a batch commits. A write is visible to every read that
@@ -24,7 +21,8 @@ inside the ``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` statement itself, so a
 writer can never go back in time, whatever the interleaving (the TaskStore contract).
 
 Push configs are also mirrored in memory (loaded at open, updated after each committed
-write), so that :meth:`SQLitePushConfigStore.configs_for` answers without blocking.
+write), so that :meth:`SQLitePushConfigStore.configs_for` answers without blocking
+(:mod:`~a2a_actors.stores.sqlite_push`).
 
 Shutdown: leaving ``open``'s context (normally, with an error, or cancelled) stops
 retention, closes the queue, lets the writer commit everything already queued (shielded),
@@ -35,22 +33,19 @@ its write leaves the write queued: it is committed all the same.
 from __future__ import annotations
 
 import builtins
-import dataclasses
 import datetime as _dt
 import logging
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Generic, NoReturn, Self, TypeVar
+from typing import NoReturn, Self, TypeVar
 
 import anyio
-import anyio.abc
 
-from ..protocol import codec
 from ..protocol.models import utc_now
 from ..protocol.requests import TaskPushNotificationConfig
-from . import sqlite_schema as schema
+from . import sqlite_rows as rows, sqlite_schema as schema
 from .base import (
     RecoveryReport as RecoveryReport,
     StoredTask,
@@ -60,12 +55,17 @@ from .base import (
     encode_page_token,
     sort_key,
 )
+from .sqlite_push import SQLitePushConfigStore as SQLitePushConfigStore
 from .sqlite_schema import (
     SchemaTooNewError as SchemaTooNewError,
     StoreClosedError as StoreClosedError,
     StoreCorruptError as StoreCorruptError,
     StoreError as StoreError,
     Synchronous as Synchronous,
+)
+from .sqlite_writer import (
+    GroupCommitWriter,
+    SQLiteStoreStatistics as SQLiteStoreStatistics,
 )
 
 __all__ = (
@@ -89,41 +89,6 @@ RESTART_TEXT = "server restarted; the task was interrupted"
 T = TypeVar("T")
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class SQLiteStoreStatistics:
-    """The store's writer at one instant.
-
-    Attributes:
-        commits: Write transactions committed since open.
-        writes: Write operations committed since open (a batch counts each of them).
-        failed_writes: Write operations that raised :class:`StoreError` to their caller.
-        max_batch: The most write operations one transaction carried.
-        pending: Write operations queued or being committed now.
-    """
-
-    commits: int
-    writes: int
-    failed_writes: int
-    max_batch: int
-    pending: int
-
-
-class _Op(Generic[T]):
-    """One queued write: ``apply`` runs in the writer's transaction, ``after`` on the event
-    loop once it committed (to update in-memory mirrors)."""
-
-    __slots__ = ("after", "apply", "done", "error", "value")
-
-    def __init__(
-        self, apply: Callable[[sqlite3.Connection], T], after: Callable[[T], None] | None
-    ) -> None:
-        self.apply = apply
-        self.after = after
-        self.done = anyio.Event()
-        self.error: Exception | None = None
-        self.value: T | None = None
-
-
 class SQLiteTaskStore:
     """A durable :class:`~a2a_actors.stores.base.TaskStore` (see the module docstring).
 
@@ -143,18 +108,14 @@ class SQLiteTaskStore:
     ) -> None:
         """Wrap open connections; use :meth:`open` instead, which also runs the writer."""
         self.path = path
-        self._writer = writer
+        self._writer = GroupCommitWriter(path, writer, max_batch=max_batch, max_pending=max_pending)
         self._readers = readers
-        self._max_batch = max_batch
-        self._send, self._receive = anyio.create_memory_object_stream[_Op[Any]](max_pending)
         self._pool_send, self._pool_receive = anyio.create_memory_object_stream[sqlite3.Connection](
             len(readers)
         )
         for conn in readers:
             self._pool_send.send_nowait(conn)
-        self._closed = False
-        self._commits = self._writes = self._failed = self._max_seen = self._pending = 0
-        self.push_configs = SQLitePushConfigStore(self, configs)
+        self.push_configs = SQLitePushConfigStore(self._writer, configs)
 
     @classmethod
     @asynccontextmanager
@@ -218,7 +179,7 @@ class SQLiteTaskStore:
         error: BaseException | None = None
         try:
             async with anyio.create_task_group() as tg:
-                await tg.start(store._write_loop)
+                await tg.start(store._writer.run)
                 if retention:
                     tg.start_soon(
                         lambda: store._retain_until_closed(
@@ -232,9 +193,8 @@ class SQLiteTaskStore:
                 except BaseException as exc:  # re-raised below, not wrapped in a group
                     error = exc
                 finally:
-                    store._closed = True
-                    tg.cancel_scope.cancel()  # retention; the writer is shielded and drains
-                    store._send.close()
+                    store._writer.stop()  # refuse new writes; the shielded writer drains
+                    tg.cancel_scope.cancel()  # retention
         finally:
             with anyio.CancelScope(shield=True):
                 await store._close_connections()
@@ -253,8 +213,8 @@ class SQLiteTaskStore:
             StoreError: The write failed; nothing of it was committed.
             StoreClosedError: The store is closed.
         """
-        row = schema.task_row(record)
-        await self._write(lambda conn: schema.upsert_task(conn, row))
+        row = rows.task_row(record)
+        await self._writer.write(lambda conn: rows.upsert_task(conn, row))
 
     async def get(self, task_id: str) -> StoredTask | None:
         """The stored record of ``task_id``, or None.
@@ -263,7 +223,7 @@ class SQLiteTaskStore:
             StoreError: The database could not be read.
             StoreClosedError: The store is closed.
         """
-        return await self._read(lambda conn: schema.get_task(conn, task_id))
+        return await self._read(lambda conn: rows.get_task(conn, task_id))
 
     async def list(self, query: TaskQuery) -> TaskPage:
         """One page of matching records, newest first by status timestamp, then id.
@@ -276,8 +236,8 @@ class SQLiteTaskStore:
         cursor = None
         if query.page_token:
             when, after_id = decode_page_token(query.page_token)
-            cursor = (schema.micros(when), after_id)
-        page, more, total = await self._read(lambda conn: schema.list_tasks(conn, query, cursor))
+            cursor = (rows.micros(when), after_id)
+        page, more, total = await self._read(lambda conn: rows.list_tasks(conn, query, cursor))
         token = encode_page_token(sort_key(page[-1])) if more else ""
         return TaskPage(records=tuple(page), next_page_token=token, total_size=total)
 
@@ -289,7 +249,8 @@ class SQLiteTaskStore:
             StoreClosedError: The store is closed.
         """
         ids = (task_id,)
-        await self._write(lambda conn: schema.delete_rows(conn, ids), self.push_configs._forget)
+        forget = self.push_configs._forget
+        await self._writer.write(lambda conn: rows.delete_rows(conn, ids), forget)
 
     # -- restart recovery and retention ------------------------------------------------
 
@@ -308,10 +269,10 @@ class SQLiteTaskStore:
         """
 
         def apply(conn: sqlite3.Connection) -> RecoveryReport:
-            failed, resumable = schema.fail_active(conn, now=now, text=message)
+            failed, resumable = rows.fail_active(conn, now=now, text=message)
             return RecoveryReport(failed=tuple(failed), resumable=tuple(resumable))
 
-        return await self._write(apply)
+        return await self._writer.write(apply)
 
     async def evict(
         self, *, now: _dt.datetime, ttl: float | None = None, max_terminal: int | None = None
@@ -336,16 +297,16 @@ class SQLiteTaskStore:
         cutoff = None
         if ttl is not None:
             try:
-                cutoff = schema.micros(now - _dt.timedelta(seconds=ttl))
+                cutoff = rows.micros(now - _dt.timedelta(seconds=ttl))
             except OverflowError:  # before year 1: nothing is that old
                 cutoff = None
 
         def apply(conn: sqlite3.Connection) -> tuple[str, ...]:
-            victims = schema.select_evictions(conn, cutoff_us=cutoff, max_terminal=max_terminal)
-            schema.delete_rows(conn, victims)
+            victims = rows.select_evictions(conn, cutoff_us=cutoff, max_terminal=max_terminal)
+            rows.delete_rows(conn, victims)
             return tuple(victims)
 
-        return await self._write(apply, self.push_configs._forget)
+        return await self._writer.write(apply, self.push_configs._forget)
 
     async def run_retention(
         self,
@@ -390,117 +351,12 @@ class SQLiteTaskStore:
 
     def statistics(self) -> SQLiteStoreStatistics:
         """A frozen record of the writer's counters (commits, writes, batch sizes)."""
-        return SQLiteStoreStatistics(
-            commits=self._commits,
-            writes=self._writes,
-            failed_writes=self._failed,
-            max_batch=self._max_seen,
-            pending=self._pending,
-        )
+        return self._writer.statistics()
 
     # -- internals ---------------------------------------------------------------------
 
-    async def _write(
-        self,
-        apply: Callable[[sqlite3.Connection], T],
-        after: Callable[[T], None] | None = None,
-    ) -> T:
-        if self._closed:
-            raise StoreClosedError(f"{self.path}: the store is closed")
-        op = _Op(apply, after)
-        try:
-            await self._send.send(op)  # raises only if the write was not queued
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise StoreClosedError(f"{self.path}: the store is closed") from None
-        self._pending += 1  # no checkpoint since it was queued: the writer has not seen it
-        await op.done.wait()  # cancelled here, the write is still committed
-        if op.error is not None:
-            raise StoreError(f"{self.path}: write failed: {op.error}") from op.error
-        return op.value  # type: ignore[return-value]  # set by a successful apply
-
-    async def _write_loop(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        # Shielded: the loop ends only when the queue is closed and drained (see open()).
-        with anyio.CancelScope(shield=True):
-            task_status.started()
-            async with self._receive:
-                async for first in self._receive:
-                    batch: builtins.list[_Op[Any]] = [first]
-                    while len(batch) < self._max_batch:
-                        try:
-                            batch.append(self._receive.receive_nowait())
-                        except (anyio.WouldBlock, anyio.EndOfStream):
-                            break
-                    try:
-                        commits = await anyio.to_thread.run_sync(self._commit, batch)
-                    except BaseException as exc:  # not a database error: the writer is lost
-                        self._abandon(batch, exc)
-                        raise
-                    self._finish(batch, commits)
-
-    def _commit(self, batch: builtins.list[_Op[Any]]) -> int:
-        """Run ``batch`` in one transaction (worker thread); the number of commits (0 or 1).
-
-        A write that fails on its own (a constraint, a bad value) is left out with its error
-        and the rest is run again; a failure of the database itself (I/O, full disk, lock
-        timeout, or at BEGIN/COMMIT) fails every write still in the batch.
-        """
-        conn = self._writer
-        todo = batch
-        while todo:
-            culprit: _Op[Any] | None = None
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                for op in todo:
-                    culprit = op
-                    op.value = op.apply(conn)
-                culprit = None
-                conn.execute("COMMIT")
-                return 1
-            except Exception as exc:
-                if conn.in_transaction:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        logger.exception("%s: rollback failed", self.path)
-                if culprit is None or schema.is_database_failure(exc):
-                    for op in todo:
-                        op.error = exc
-                    return 0
-                culprit.error = exc
-                todo = [op for op in todo if op is not culprit]
-        return 0
-
-    def _finish(self, batch: builtins.list[_Op[Any]], commits: int) -> None:
-        self._commits += commits
-        self._max_seen = max(self._max_seen, len(batch))
-        for op in batch:
-            if op.error is None and op.after is not None:
-                try:
-                    op.after(op.value)
-                except Exception:  # a bug in a mirror update; the write itself committed
-                    logger.exception("%s: updating the in-memory mirror failed", self.path)
-            if op.error is None:
-                self._writes += 1
-            else:
-                self._failed += 1
-            self._pending -= 1
-            op.done.set()
-
-    def _abandon(self, batch: builtins.list[_Op[Any]], exc: BaseException) -> None:
-        """Fail ``batch`` and every queued write, and close the store (writer crashed)."""
-        self._closed = True
-        lost = StoreError(f"{self.path}: the writer stopped: {exc!r}")
-        while True:
-            try:
-                batch.append(self._receive.receive_nowait())
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                break
-        for op in batch:
-            op.error = lost
-        self._finish(batch, 0)
-
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._closed:
+        if self._writer.closed:
             raise StoreClosedError(f"{self.path}: the store is closed")
         try:
             conn = await self._pool_receive.receive()
@@ -518,94 +374,18 @@ class SQLiteTaskStore:
             raise StoreError(f"{self.path}: read failed: {exc}") from exc
 
     async def _close_connections(self) -> None:
-        self._closed = True
-        self._send.close()
-        self._receive.close()
+        self._writer.close()
         conns = [await self._pool_receive.receive() for _ in self._readers]  # reads done
         self._pool_send.close()
         self._pool_receive.close()
+        writer = self._writer.connection
 
         def close() -> None:
             try:
-                self._writer.execute("PRAGMA optimize")
+                writer.execute("PRAGMA optimize")
             except sqlite3.Error:
                 logger.warning("%s: PRAGMA optimize failed at close", self.path)
-            for conn in [*conns, self._writer]:
+            for conn in [*conns, writer]:
                 schema.close_quietly(conn)
 
         await anyio.to_thread.run_sync(close)
-
-
-class SQLitePushConfigStore:
-    """Push configs in the task store's database, with an in-memory mirror.
-
-    Structurally a ``PushConfigStore`` (``put``, ``get``, ``list``, ``delete``) and a
-    ``PushConfigSource`` (``configs_for``). Configs are returned **with** their credentials:
-    redaction is the caller's job (``PushConfigs``), delivery needs them. Reads are served
-    from the mirror, which changes only after a write committed. Get it as
-    :attr:`SQLiteTaskStore.push_configs`.
-    """
-
-    def __init__(self, tasks: SQLiteTaskStore, configs: Sequence[TaskPushNotificationConfig]):
-        """Mirror ``configs`` (in creation order) and write through ``tasks``' writer."""
-        self._tasks = tasks
-        self._by_task: dict[str, dict[str, TaskPushNotificationConfig]] = {}
-        for config in configs:
-            self._by_task.setdefault(config.task_id, {})[config.id] = config
-
-    async def put(self, config: TaskPushNotificationConfig, *, limit: int) -> bool:
-        """Insert or replace ``config`` (keyed by task id and id) once committed.
-
-        Returns:
-            False, storing nothing, when a new config would exceed ``limit`` for its task.
-
-        Raises:
-            StoreError: The write failed; nothing was stored.
-            StoreClosedError: The store is closed.
-        """
-        task_id, config_id, body = config.task_id, config.id, codec.encode(config)
-
-        def apply(conn: sqlite3.Connection) -> bool:
-            return schema.put_push_config(conn, task_id, config_id, body, limit=limit)
-
-        def after(stored: bool) -> None:
-            if stored:
-                self._by_task.setdefault(task_id, {})[config_id] = config
-
-        return await self._tasks._write(apply, after)
-
-    async def get(self, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
-        """The config (credentials included), or None."""
-        return self._by_task.get(task_id, {}).get(config_id)
-
-    async def list(self, task_id: str) -> Sequence[TaskPushNotificationConfig]:
-        """Every config of the task (credentials included), in creation order."""
-        return self.configs_for(task_id)
-
-    async def delete(self, task_id: str, config_id: str) -> None:
-        """Remove the config if present (no error when absent), once committed.
-
-        Raises:
-            StoreError: The write failed; nothing was removed.
-            StoreClosedError: The store is closed.
-        """
-
-        def apply(conn: sqlite3.Connection) -> None:
-            schema.delete_push_config(conn, task_id, config_id)
-
-        def after(_: None) -> None:
-            configs = self._by_task.get(task_id)
-            if configs is not None:
-                configs.pop(config_id, None)
-                if not configs:
-                    del self._by_task[task_id]
-
-        await self._tasks._write(apply, after)
-
-    def configs_for(self, task_id: str) -> Sequence[TaskPushNotificationConfig]:
-        """The task's committed configs, credentials included; never blocks."""
-        return tuple(self._by_task.get(task_id, {}).values())
-
-    def _forget(self, task_ids: Sequence[str]) -> None:
-        for task_id in task_ids:
-            self._by_task.pop(task_id, None)
