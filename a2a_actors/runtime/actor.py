@@ -20,9 +20,17 @@ in exactly three ways:
 
 Every change follows one path: apply it to the machine (which raises and changes nothing
 if it is illegal), queue the resulting wire event, then store and publish it through
-:class:`~a2a_actors.runtime.publication.Publication`, the actor's base class: the store
-has a change before any reader, subscriber or observer sees it, and a flush interrupted
-by cancellation is completed by the next one, so nobody ever sees a gap.
+:class:`~a2a_actors.runtime.publication.Publication`: the store has a change before any
+reader, subscriber or observer sees it, and a flush interrupted by cancellation is
+completed by the next one, so nobody ever sees a gap.
+
+The class is built in layers, one module each, every layer using the one below it:
+:class:`~a2a_actors.runtime.publication.Publication` (store, then publish),
+:class:`~a2a_actors.runtime.actions.TaskActions` (every change: the agent's ``emit_*``,
+``reply`` and ``update_metadata``, and the final state once the handler is over),
+:class:`~a2a_actors.runtime.scheduling.Scheduling` (the running slot, and the waits that
+give it back: queued, ``interrupt``, ``ctx.waiting()``), and this module: the actor's life
+(``run``, ``abort``) and the commands from other tasks (``deliver``, ``request_cancel``).
 
 The cancel scope "around the handler" is the one anyio (4.14 and later) gives every
 spawned task through its task handle; with older anyio the actor opens its own. Agent
@@ -48,32 +56,18 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
-import anyio.lowlevel
-import msgspec
 
-from ..protocol.errors import (
-    A2AError,
-    InvalidAgentResponseError,
-    ServerBusyError,
-    UnsupportedOperationError,
-)
-from ..protocol.models import (
-    Artifact,
-    Message,
-    StreamResponse,
-    TaskState,
-    utc_now,
-)
+from ..protocol.errors import ServerBusyError, UnsupportedOperationError
+from ..protocol.models import Message, TaskState
 from ..protocol.state import TaskMachine
-from .context import TaskContext, agent_message
+from .context import TaskContext
 from .mailbox import Mailbox
-from .publication import SETTLED_STATES, Publication
+from .scheduling import ClientInput, Scheduling
 
 if TYPE_CHECKING:
-    from .admission import Ticket
     from .agent import Agent
     from .supervisor import Supervisor
 
@@ -93,12 +87,6 @@ class _Cancellable(Protocol):
 
 
 _NO_SCOPE: AbstractContextManager[None] = nullcontext()
-
-
-class _Input(NamedTuple):
-    message: Message
-    extensions: frozenset[str]
-    request_metadata: dict[str, Any] | None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -128,7 +116,7 @@ class ActorStatistics:
     dropped_subscribers: int
 
 
-class TaskActor(Publication):
+class TaskActor(Scheduling):
     """The actor of one task (see the module docstring).
 
     Created by the :class:`~a2a_actors.runtime.supervisor.Supervisor`; the methods that
@@ -140,19 +128,11 @@ class TaskActor(Publication):
         "_cancel_metadata",
         "_cancel_requested",
         "_interrupt",
-        "_mailbox",
-        "_paused",
-        "_running",
         "_sup",
         "agent",
-        "extensions",
         "headers",
         "machine",
-        "message",
         "owner",
-        "request_metadata",
-        "resumed",
-        "ticket",
     )
 
     def __init__(
@@ -177,13 +157,13 @@ class TaskActor(Publication):
         self.request_metadata = request_metadata
         self.message = message
         self.extensions = extensions
-        self.ticket: Ticket | None = None
+        self.ticket = None
         self._interrupt: _Cancellable | None = None
-        self._mailbox: Mailbox[_Input] | None = None
+        self._mailbox = None
         self._running = False
         self._paused = False
         self._cancel_requested = False
-        self._cancel_metadata: dict[str, Any] | None = None
+        self._cancel_metadata = None
 
     # -- reading (any task) ----------------------------------------------------------
 
@@ -236,7 +216,7 @@ class TaskActor(Publication):
         if mailbox is None:
             mailbox = self._mailbox = Mailbox(self._sup._mailbox_size)
         try:
-            mailbox.send_nowait(_Input(message, extensions, request_metadata))
+            mailbox.send_nowait(ClientInput(message, extensions, request_metadata))
         except (anyio.WouldBlock, anyio.ClosedResourceError):
             raise ServerBusyError(f"task {self.task_id} cannot take more input now") from None
         return machine.version
@@ -357,236 +337,6 @@ class TaskActor(Publication):
         finally:
             self._end()
 
-    def claim_slot(self) -> bool:
-        """Take a running slot now if one is free, else join the FIFO queue (never waits).
-
-        Returns:
-            True when the slot is held; False when the actor holds a ticket instead.
-        """
-        if self._running or self.ticket is not None:
-            return self._running
-        if self._sup._admission.try_run():
-            self._running = True
-        else:
-            self.ticket = self._sup._admission.enqueue()
-        return self._running
-
-    async def _take_slot(self) -> None:
-        if self.claim_slot():
-            return
-        ticket = self.ticket
-        assert ticket is not None
-        await self.commit()  # so that it can be seen, and cancelled, while it waits
-        try:
-            await self._sup._admission.wait(ticket)
-        finally:
-            self.ticket = None
-        self._running = True
-
-    def release_slot(self) -> None:
-        """Give back the running slot or the queue ticket this actor holds, if any."""
-        if self.ticket is not None:
-            self._sup._admission.abandon(self.ticket)
-            self.ticket = None
-        self._give_slot()
-
-    def _give_slot(self) -> None:
-        if self._running:
-            self._running = False
-            self._sup._admission.release()
-
-    async def _finish_canceled(self) -> None:
-        if not self.machine.terminal:
-            self._terminate(_S.CANCELED, None)
-        await self._flush_pending()
-
-    async def _finish_error(self, error: Exception) -> None:
-        if self.machine.terminal:
-            logger.warning(
-                "task %s: agent raised after the task ended; ignored",
-                self.task_id,
-                exc_info=error,
-            )
-            await self._flush_pending()
-            return
-        logger.error("task %s: agent %r failed", self.task_id, self.agent.name, exc_info=error)
-        self._terminate(_S.FAILED, str(error) or type(error).__name__)
-        await self._flush()
-
-    async def _finish_result(self, result: object) -> None:
-        try:
-            message, artifacts = _interpret(result)
-            for artifact in artifacts:
-                await self.emit_artifact(artifact, checkpoint=False)
-            await self.emit_status(_S.COMPLETED, message=message, checkpoint=False)
-        except A2AError as exc:
-            await self._finish_error(exc)
-
-    def _terminate(self, state: TaskState, text: str | None) -> None:
-        """Queue a final state (CANCELED/FAILED) decided by the runtime, not the agent."""
-        machine = self.machine
-        if not self._committed:
-            self._stage_commit(machine.version, machine.snapshot())
-        message = agent_message(text) if text else None
-        if state is _S.CANCELED:
-            event = machine.cancel(timestamp=utc_now(), message=message)
-            if self._cancel_metadata:
-                event = msgspec.structs.replace(event, metadata=self._cancel_metadata)
-        else:
-            event = machine.set_status(state, timestamp=utc_now(), message=message)
-        self._pending.append((machine.version, StreamResponse(status_update=event), True))
-
-    # -- changes requested by the handler (the actor's own task) ---------------------
-
-    async def emit_status(
-        self,
-        state: TaskState,
-        *,
-        message: Message | None = None,
-        metadata: dict[str, Any] | None = None,
-        checkpoint: bool = True,
-    ) -> None:
-        """Move the task to ``state``, then store and publish it.
-
-        With ``checkpoint`` (the default for agent actions) this ends with a checkpoint,
-        so an agent emitting in a loop can be cancelled and lets subscribers keep up; the
-        change is recorded even if the checkpoint then raises the cancellation.
-
-        Raises:
-            IllegalTransitionError: The machine refused; nothing changed.
-        """
-        machine = self.machine
-        pre = None if self._committed else (machine.version, machine.snapshot())
-        event = machine.set_status(state, timestamp=utc_now(), message=message, metadata=metadata)
-        if pre is not None:
-            self._stage_commit(*pre)
-        final = state in SETTLED_STATES
-        self._pending.append((machine.version, StreamResponse(status_update=event), final))
-        await self._flush()
-        if checkpoint:
-            await anyio.lowlevel.checkpoint()
-
-    async def emit_artifact(
-        self,
-        artifact: Artifact,
-        *,
-        append: bool = False,
-        last_chunk: bool = False,
-        metadata: dict[str, Any] | None = None,
-        checkpoint: bool = True,
-    ) -> None:
-        """Add an artifact (or a chunk of one), then store and publish it.
-
-        Ends with a checkpoint unless ``checkpoint`` is false (see :meth:`emit_status`).
-
-        Raises:
-            IllegalTransitionError: The machine refused; nothing changed.
-        """
-        machine = self.machine
-        pre = None if self._committed else (machine.version, machine.snapshot())
-        event = machine.add_artifact(
-            artifact, append=append, last_chunk=last_chunk, metadata=metadata
-        )
-        if pre is not None:
-            self._stage_commit(*pre)
-        self._pending.append((machine.version, StreamResponse(artifact_update=event), False))
-        await self._flush()
-        if checkpoint:
-            await anyio.lowlevel.checkpoint()
-
-    async def interrupt(self, state: TaskState, message: Message) -> Message:
-        """Wait for client input in ``state`` (INPUT_REQUIRED or AUTH_REQUIRED).
-
-        The running slot is given back while waiting. Returns the client's message (bound
-        to the task, already in the history) once the task is WORKING again and holds a
-        running slot.
-
-        Raises:
-            IllegalTransitionError: The machine refused ``state``; nothing changed.
-        """
-        await self.emit_status(state, message=message, checkpoint=False)
-        self._give_slot()
-        mailbox = self._mailbox
-        if mailbox is None:
-            mailbox = self._mailbox = Mailbox(self._sup._mailbox_size)
-        while not mailbox:  # inlined Mailbox.receive: one frame less while parked
-            await mailbox.wait_readable_event().wait()
-        item = mailbox.receive_nowait()
-        self.request_metadata = item.request_metadata
-        self.extensions = item.extensions
-        self.message = self.machine.add_user_message(item.message)
-        await self.emit_status(_S.WORKING, checkpoint=False)
-        if not self._paused:  # inside ctx.waiting(), the slot is taken back at its end
-            await self._take_slot()
-        return self.message
-
-    def pause_running(self) -> bool:
-        """Give the running slot back while the handler waits on something else.
-
-        Returns:
-            False when already paused (nested waits); the outer one resumes.
-        """
-        if self._paused:
-            return False
-        self._paused = True
-        self._give_slot()
-        return True
-
-    def end_pause(self) -> None:
-        """End a :meth:`pause_running` without taking a slot (the handler is ending)."""
-        self._paused = False
-
-    async def resume_running(self) -> None:
-        """Take a running slot again after :meth:`pause_running` (waits in line if needed)."""
-        self._paused = False
-        await self._take_slot()
-
-    async def _resume(self) -> None:
-        """Take the client's message that resumes a restored task, and go WORKING.
-
-        Its handler then starts from the beginning, with the whole history
-        (``ctx.resumed`` is true)."""
-        self.resumed = True
-        mailbox = self._mailbox
-        if mailbox is None:
-            mailbox = self._mailbox = Mailbox(self._sup._mailbox_size)
-        item = await mailbox.receive()
-        self.request_metadata = item.request_metadata
-        self.extensions = item.extensions
-        self.message = self.machine.add_user_message(item.message)
-        await self.emit_status(_S.WORKING, checkpoint=False)
-
-    async def reply(self, message: Message) -> None:
-        """Answer with a Message: discards a provisional task, else completes the task.
-
-        Raises:
-            IllegalTransitionError: The task already ended; nothing changed.
-        """
-        if self._committed:
-            await self.emit_status(_S.COMPLETED, message=message)
-            return
-        machine = self.machine
-        machine.set_status(_S.COMPLETED, timestamp=utc_now())  # refuses a second answer
-        if message.context_id != machine.context_id or message.task_id:
-            message = msgspec.structs.replace(message, context_id=machine.context_id, task_id="")
-        self._reply = message
-        if self._fanout is not None:
-            self._fanout.publish(
-                machine.version,
-                StreamResponse(message=message),
-                final=True,
-                snapshot=machine.snapshot(),
-                snapshot_version=machine.version,
-            )
-        self._end()
-
-    async def update_metadata(self, values: Mapping[str, Any]) -> None:
-        """Merge ``values`` into the task metadata, then store it (no event is sent)."""
-        self.machine.update_metadata(dict(values))
-        if self._committed:
-            await self._flush()
-        await anyio.lowlevel.checkpoint()
-
     def _on_end(self) -> None:
         if self._mailbox is not None:
             self._mailbox.close()
@@ -607,23 +357,3 @@ def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
     while isinstance(exc, BaseExceptionGroup):
         exc = exc.exceptions[0]
     return exc
-
-
-def _interpret(result: object) -> tuple[Message | None, tuple[Artifact, ...]]:
-    """Split a handler's return value into a status message and artifacts.
-
-    Raises:
-        InvalidAgentResponseError: The value is not None, str, Message or Artifact(s).
-    """
-    if result is None:
-        return None, ()
-    if isinstance(result, str | Message):
-        return agent_message(result), ()
-    if isinstance(result, Artifact):
-        return None, (result,)
-    if isinstance(result, list | tuple) and all(isinstance(a, Artifact) for a in result):
-        return None, tuple(result)
-    raise InvalidAgentResponseError(
-        f"agent returned an unsupported value of type {type(result).__name__}; expected "
-        "None, str, Message, Artifact or a sequence of Artifacts"
-    )

@@ -9,6 +9,12 @@ their own tasks; those methods never mutate a task themselves: they create an ac
 hand it a message (:meth:`TaskActor.deliver`), interrupt it
 (:meth:`TaskActor.request_cancel`), or read what it published.
 
+The class is built in layers, one module each: :class:`~a2a_actors.runtime.roster.TaskRoster`
+(live actors, stored tasks, ownership), :class:`~a2a_actors.runtime.streams.TaskStreams`
+(``stream_message``, ``subscribe``), :class:`~a2a_actors.runtime.queries.TaskQueries`
+(``get_task``, ``list_tasks``, ``check_access``), and this module: construction, lifetime,
+``send_message``, ``cancel_task`` and introspection.
+
 Routing of SendMessage (A2A 1.0 §3.4 and the conformance notes):
 
 * no ``taskId``: a new task, with a server-generated id; the message's ``contextId`` is
@@ -26,27 +32,14 @@ Routing of SendMessage (A2A 1.0 §3.4 and the conformance notes):
 History keeps every user message in order, repeated ``messageId`` values included.
 ``historyLength`` is applied to every Task returned (send, get, list).
 
-Provisional tasks. A new task is counted against ``max_live_tasks`` at once, but it is
-*provisional*: not stored, not visible to get/list/cancel/subscribe, not reported to
-observers. It is committed (stored, visible, its Task snapshot published as its first
-event) when the agent emits its first task event (update, artifact, ask, complete, ...),
-when the request has ``returnImmediately`` (the caller gets the committed SUBMITTED
-task), or when it has to wait for a running slot (so that it can be cancelled while it
-waits). If the agent's first output is ``ctx.reply(message)`` while the task is still
-provisional, the caller gets that Message (a stream gets one ``message`` event) and the
-task is discarded, never stored. A reply after the commit completes the task with that
-message. Consequently a streaming request sees its first event when the agent first
-produces something (as with the official SDK); an agent that wants to be visible at once
-can start with ``await ctx.start()``.
+Provisional tasks (a new task is neither stored nor visible until the agent first acts,
+so an agent may answer with a single Message and no task ever exists), ownership by
+caller, and stored tasks left by an earlier process: see :mod:`~a2a_actors.runtime.roster`.
 
 Capacity (:mod:`~a2a_actors.runtime.admission`): past ``max_live_tasks`` a new task is
 refused with ServerBusyError and nothing is created. Past ``max_running`` new tasks wait
 in SUBMITTED in arrival order (FIFO) and can be cancelled while they wait; tasks waiting
 for input hold no running slot.
-
-Ownership: each task records the ``caller`` that created it. Any request naming a task
-with another caller behaves exactly as for an unknown task (TaskNotFoundError); listing
-shows only the caller's tasks. ``caller=None`` on both sides is anonymous access.
 
 Retention: finished tasks stay in the store. With ``retention_max`` and/or
 ``retention_ttl`` the oldest terminal tasks this supervisor finished are deleted (never
@@ -62,46 +55,29 @@ or unaccounted for.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 from uuid import uuid4
 
 import anyio
 import anyio.abc
-import msgspec
 
-from ..protocol.errors import (
-    ServerBusyError,
-    TaskNotFoundError,
-    UnsupportedOperationError,
-)
-from ..protocol.models import (
-    Message,
-    Role,
-    StreamResponse,
-    Task,
-    TaskState,
-    TaskStatusUpdateEvent,
-    utc_now,
-)
-from ..protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
-from ..protocol.state import INTERRUPTED_STATES, TaskMachine, apply_history_length, is_terminal
-from ..stores.base import DEFAULT_PAGE_SIZE, RecoverableStore, StoredTask, TaskQuery, TaskStore
+from ..protocol.models import Message, Task, utc_now
+from ..protocol.requests import SendMessageRequest
+from ..protocol.state import INTERRUPTED_STATES, TaskMachine, apply_history_length
+from ..stores.base import TaskStore
 from ..stores.memory import MemoryTaskStore
 from .actor import SHUTDOWN_TEXT, ActorStatistics, TaskActor
 from .admission import Admission
 from .agent import Agent, Delegator, as_agent
-from .fanout import Subscription
 from .publication import EventObserver
+from .queries import TaskQueries
 from .retention import Retention
+from .streams import TaskStreams
 
 __all__ = ("EventObserver", "Supervisor", "SupervisorStatistics")
-
-logger = logging.getLogger("a2a_actors.runtime")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -137,7 +113,7 @@ def _uuid() -> str:
     return str(uuid4())
 
 
-class Supervisor:
+class Supervisor(TaskStreams, TaskQueries):
     """Runs one agent's tasks as actors (see the module docstring).
 
     Args:
@@ -182,7 +158,7 @@ class Supervisor:
         if mailbox_size < 1 or subscriber_buffer < 1:
             raise ValueError("mailbox_size and subscriber_buffer must be at least 1")
         self._agent = as_agent(agent)
-        self._store: TaskStore = store if store is not None else MemoryTaskStore()
+        self._store = store if store is not None else MemoryTaskStore()
         self._admission = Admission(max_live=max_live_tasks, max_running=max_running)
         self._mailbox_size = mailbox_size
         self._subscriber_buffer = subscriber_buffer
@@ -191,9 +167,9 @@ class Supervisor:
         self.delegator = delegator
         self._observers = tuple(observers)
         self._id_factory = id_factory
-        self._actors: dict[str, TaskActor] = {}
+        self._actors = {}
         self._dropped_subscribers = 0
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._tg = None
         self._host_tg: anyio.abc.TaskGroup | None = None
         self._keep_interrupted = keep_interrupted
 
@@ -230,21 +206,7 @@ class Supervisor:
         """
         if self._tg is not None:
             raise RuntimeError("this supervisor is already running")
-        store = self._store
-        if isinstance(store, RecoverableStore):
-            report = await store.recover(now=utc_now())
-            for record in report.failed:
-                task = record.task
-                update = TaskStatusUpdateEvent(
-                    task_id=task.id, context_id=task.context_id, status=task.status
-                )
-                self._notify(task.id, record.owner, StreamResponse(status_update=update))
-            if report.failed:
-                logger.warning(
-                    "recovered the store: %d unfinished task(s) marked FAILED, %d resumable",
-                    len(report.failed),
-                    len(report.resumable),
-                )
+        await self._recover()
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -357,167 +319,6 @@ class Supervisor:
         assert task is not None
         return apply_history_length(task, history_length)
 
-    def stream_message(
-        self,
-        request: SendMessageRequest,
-        *,
-        caller: str | None = None,
-        extensions: frozenset[str] = frozenset(),
-        agent: Agent | None = None,
-        headers: Mapping[str, str] | None = None,
-        on_create: Callable[[Task], Awaitable[None]] | None = None,
-    ) -> AbstractAsyncContextManager[Subscription]:
-        """SendStreamingMessage, as an async context manager yielding the event stream.
-
-        The first event is the Task snapshot (for a resumed task: as of its resumption),
-        or a single ``message`` event when the agent replied with a Message; the stream
-        ends after a terminal or interrupted state. Leaving the context early stops the
-        stream, not the task. Errors that happen before the first event are raised by
-        ``__aenter__``. ``agent``, ``headers`` and ``on_create`` are as for
-        :meth:`send_message`.
-
-        Raises:
-            ServerBusyError, TaskNotFoundError, UnsupportedOperationError,
-            InvalidParamsError: As for :meth:`send_message`, from ``__aenter__``.
-            SubscriberDropped: From the iterator, if its consumer falls too far behind.
-        """
-        return self._stream(request, caller, extensions, agent, headers, on_create)
-
-    @asynccontextmanager
-    async def _stream(
-        self,
-        request: SendMessageRequest,
-        caller: str | None,
-        extensions: frozenset[str],
-        agent: Agent | None,
-        headers: Mapping[str, str] | None,
-        on_create: Callable[[Task], Awaitable[None]] | None,
-    ) -> AsyncIterator[Subscription]:
-        message = request.message
-        if message.task_id:
-            actor = await self._resume_target(message, caller)
-            sub = actor.subscribe("resync")
-            try:
-                actor.deliver(message, extensions, request.metadata)
-            except BaseException:
-                sub.close()
-                raise
-        else:
-            _, created = await self._create(
-                request,
-                caller,
-                extensions,
-                commit=False,
-                subscribe=True,
-                agent=agent,
-                headers=headers,
-                on_create=on_create,
-            )
-            assert created is not None
-            sub = created
-        try:
-            yield sub
-        finally:
-            sub.close()
-
-    def subscribe(
-        self, task_id: str, *, caller: str | None = None
-    ) -> AbstractAsyncContextManager[Subscription]:
-        """SubscribeToTask: the current Task snapshot, then every later event.
-
-        The stream ends after the next terminal or interrupted state (an interrupted
-        snapshot does not end it). Leaving the context early affects no other subscriber.
-
-        Raises:
-            TaskNotFoundError: From ``__aenter__``: unknown, or not the caller's.
-            UnsupportedOperationError: From ``__aenter__``: the task is terminal.
-            SubscriberDropped: From the iterator, if its consumer falls too far behind.
-        """
-        return self._subscribe(task_id, caller)
-
-    @asynccontextmanager
-    async def _subscribe(self, task_id: str, caller: str | None) -> AsyncIterator[Subscription]:
-        actor = self._visible(task_id, caller)
-        if actor is None:
-            record = await self._stored(task_id, caller)
-            state = record.task.status.state
-            if is_terminal(state):
-                raise UnsupportedOperationError(
-                    f"Task {task_id} is in terminal state: {state.value}",
-                    metadata={"taskId": task_id},
-                )
-            raise UnsupportedOperationError(
-                f"Task {task_id} is not running on this server", metadata={"taskId": task_id}
-            )
-        sub = actor.subscribe("snapshot")
-        try:
-            yield sub
-        finally:
-            sub.close()
-
-    async def get_task(
-        self, task_id: str, *, history_length: int | None = None, caller: str | None = None
-    ) -> Task:
-        """GetTask: the last published snapshot, cut to ``history_length``.
-
-        Never waits for the task's actor.
-
-        Raises:
-            TaskNotFoundError: Unknown, provisional, or not the caller's.
-        """
-        return apply_history_length(await self.check_access(task_id, caller=caller), history_length)
-
-    async def check_access(self, task_id: str, *, caller: str | None = None) -> Task:
-        """The task, if ``caller`` may see it (for push-config CRUD and the like).
-
-        Raises:
-            TaskNotFoundError: Unknown, provisional, or not the caller's.
-        """
-        actor = self._visible(task_id, caller)
-        if actor is not None:
-            assert actor.published is not None
-            return actor.published
-        return (await self._stored(task_id, caller)).task
-
-    async def list_tasks(
-        self, request: ListTasksRequest, *, caller: str | None = None
-    ) -> ListTasksResponse:
-        """ListTasks: the caller's tasks, newest first, from the store.
-
-        Without ``includeArtifacts`` the tasks carry no artifacts; ``historyLength`` cuts
-        each history; ``nextPageToken`` is ``""`` on the last page.
-
-        Raises:
-            InvalidParamsError: Bad ``pageToken`` or ``pageSize``.
-        """
-        page_size = request.page_size or DEFAULT_PAGE_SIZE
-        status = request.status
-        query = TaskQuery(
-            context_id=request.context_id or None,
-            state=None if status is None or status is TaskState.UNSPECIFIED else status,
-            owner=caller,
-            status_timestamp_after=request.status_timestamp_after,
-            page_size=page_size,
-            page_token=request.page_token,
-        )
-        page = await self._store.list(query)
-        include = bool(request.include_artifacts)
-        tasks = tuple(
-            apply_history_length(
-                r.task
-                if include or not r.task.artifacts
-                else msgspec.structs.replace(r.task, artifacts=()),
-                request.history_length,
-            )
-            for r in page.records
-        )
-        return ListTasksResponse(
-            tasks=tasks,
-            next_page_token=page.next_page_token,
-            page_size=page_size,
-            total_size=page.total_size,
-        )
-
     async def cancel_task(
         self, task_id: str, *, caller: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Task:
@@ -583,146 +384,3 @@ class Supervisor:
         for task_id in victims:
             await self._store.delete(task_id)
         return len(victims)
-
-    # -- internals (the actor calls _task_ended) -------------------------------------------
-
-    def _require_running(self) -> anyio.abc.TaskGroup:
-        tg = self._tg
-        if tg is None:
-            raise ServerBusyError("the supervisor is not running")
-        return tg
-
-    async def _create(
-        self,
-        request: SendMessageRequest,
-        caller: str | None,
-        extensions: frozenset[str],
-        *,
-        commit: bool,
-        subscribe: bool = False,
-        agent: Agent | None = None,
-        headers: Mapping[str, str] | None = None,
-        on_create: Callable[[Task], Awaitable[None]] | None = None,
-    ) -> tuple[TaskActor, Subscription | None]:
-        tg = self._require_running()
-        self._admission.admit()
-        try:
-            message = request.message
-            task_id = self._id_factory()
-            context_id = message.context_id or self._id_factory()
-            machine = TaskMachine(task_id, context_id, timestamp=utc_now())
-            bound = machine.add_user_message(message)
-            if on_create is not None:
-                await on_create(machine.snapshot())
-        except BaseException:
-            self._admission.retire()
-            raise
-        actor = TaskActor(
-            self,
-            machine,
-            owner=caller,
-            message=bound,
-            extensions=extensions,
-            request_metadata=request.metadata,
-            agent=agent,
-            headers=headers,
-        )
-        self._actors[task_id] = actor
-        sub = actor.subscribe("all") if subscribe else None
-        try:
-            if not actor.claim_slot() or commit:
-                await actor.commit()
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._undo(actor, sub)
-            raise
-        actor.attach(tg.start_soon(actor.run))
-        return actor, sub
-
-    async def _undo(self, actor: TaskActor, sub: Subscription | None) -> None:
-        """Forget a task whose creation failed half-way; nothing of it remains."""
-        if sub is not None:
-            sub.close()
-        if self._actors.get(actor.task_id) is actor:
-            del self._actors[actor.task_id]
-        actor.release_slot()
-        self._admission.retire()
-        try:
-            await self._store.delete(actor.task_id)
-        except Exception:
-            logger.exception("task %s: could not remove a half-created task", actor.task_id)
-
-    def _task_ended(self, actor: TaskActor, *, stored: bool) -> None:
-        """Called once by an actor when its task ended (or was discarded)."""
-        if self._actors.get(actor.task_id) is actor:
-            del self._actors[actor.task_id]
-        self._admission.retire()
-        if stored:
-            self._retention.finished(actor.task_id)
-
-    def _visible(self, task_id: str, caller: str | None) -> TaskActor | None:
-        actor = self._actors.get(task_id)
-        if actor is None or actor.published is None or actor.owner != caller:
-            return None
-        return actor
-
-    async def _stored(self, task_id: str, caller: str | None) -> StoredTask:
-        record = await self._store.get(task_id)
-        if record is None or record.owner != caller:
-            raise TaskNotFoundError(f"Task {task_id} not found", metadata={"taskId": task_id})
-        return record
-
-    async def _resume_target(self, message: Message, caller: str | None) -> TaskActor:
-        self._require_running()
-        task_id = message.task_id
-        actor = self._visible(task_id, caller)
-        if actor is not None:
-            return actor
-        record = await self._stored(task_id, caller)
-        machine = TaskMachine.restore(record.task, version=record.version)
-        machine.check_user_message(message)  # terminal: refused
-        if not machine.interrupted:
-            raise UnsupportedOperationError(
-                f"Task {task_id} is not running on this server", metadata={"taskId": task_id}
-            )
-        return self._restore(record, machine)
-
-    def _restore(self, record: StoredTask, machine: TaskMachine) -> TaskActor:
-        """An actor for a stored interrupted task whose process is gone (e.g. after a
-        restart): its agent starts again from the beginning, with the task's history and
-        the client's new message (``ctx.resumed`` is true)."""
-        tg = self._require_running()
-        self._admission.admit()
-        last_user = next((m for m in reversed(record.task.history) if m.role is Role.USER), None)
-        actor = TaskActor(
-            self,
-            machine,
-            owner=record.owner,
-            message=last_user or machine.snapshot().history[-1],
-            extensions=frozenset(),
-        )
-        actor.restore_published(record.task, record.version)
-        self._actors[record.task.id] = actor
-        actor.attach(tg.start_soon(actor.run))
-        return actor
-
-    def _notify(
-        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool = True
-    ) -> None:
-        """Tell every observer about ``event``; an observer's exception is logged, not raised."""
-        for observer in self._observers:
-            try:
-                observer.task_event(task_id, owner, event, terminal=terminal)
-            except Exception:
-                logger.exception("task %s: event observer failed", task_id)
-
-    async def _cancel_stored(self, record: StoredTask, metadata: dict[str, Any] | None) -> Task:
-        """Cancel a stored task that has no actor (left by an earlier process)."""
-        machine = TaskMachine.restore(record.task, version=record.version)
-        event = machine.cancel(timestamp=utc_now())  # terminal: TaskNotCancelableError
-        if metadata:
-            event = msgspec.structs.replace(event, metadata=metadata)
-        task = machine.snapshot()
-        await self._store.save(StoredTask(task, record.owner, machine.version))
-        self._notify(task.id, record.owner, StreamResponse(status_update=event))
-        return task
