@@ -144,6 +144,7 @@ class TaskActor(Scheduling):
         message: Message,
         extensions: frozenset[str],
         request_metadata: dict[str, Any] | None = None,
+        tenant: str = "",
         agent: Agent | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
@@ -155,6 +156,7 @@ class TaskActor(Scheduling):
         self.machine = machine
         self.owner = owner
         self.request_metadata = request_metadata
+        self.tenant = tenant
         self.message = message
         self.extensions = extensions
         self.ticket = None
@@ -195,6 +197,7 @@ class TaskActor(Scheduling):
         message: Message,
         extensions: frozenset[str],
         request_metadata: dict[str, Any] | None = None,
+        tenant: str = "",
     ) -> int:
         """Queue a client message for this (interrupted) task.
 
@@ -216,7 +219,7 @@ class TaskActor(Scheduling):
         if mailbox is None:
             mailbox = self._mailbox = Mailbox(self._sup._mailbox_size)
         try:
-            mailbox.send_nowait(ClientInput(message, extensions, request_metadata))
+            mailbox.send_nowait(ClientInput(message, extensions, request_metadata, tenant))
         except (anyio.WouldBlock, anyio.ClosedResourceError):
             raise ServerBusyError(f"task {self.task_id} cannot take more input now") from None
         return machine.version

@@ -117,6 +117,13 @@ class TaskContext:
         return self._actor.request_metadata
 
     @property
+    def tenant(self) -> str:
+        """The ``tenant`` of the request that carried :attr:`message` (on HTTP+JSON, the
+        ``/{tenant}`` path prefix); empty when it named none. Tasks are not partitioned
+        by tenant: it is the agent's to interpret."""
+        return self._actor.tenant
+
+    @property
     def headers(self) -> Mapping[str, str]:
         """Transport headers the server passed along with the request that created the
         task (lower-case names, e.g. ``traceparent``); empty when there are none."""

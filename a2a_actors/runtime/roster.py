@@ -130,6 +130,7 @@ class TaskRoster:
             message=bound,
             extensions=extensions,
             request_metadata=request.metadata,
+            tenant=request.tenant,
             agent=agent,
             headers=headers,
         )

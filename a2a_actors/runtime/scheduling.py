@@ -47,6 +47,7 @@ class ClientInput(NamedTuple):
     message: Message
     extensions: frozenset[str]
     request_metadata: dict[str, Any] | None
+    tenant: str
 
 
 class Scheduling(TaskActions):
@@ -61,12 +62,14 @@ class Scheduling(TaskActions):
         "message",
         "request_metadata",
         "resumed",
+        "tenant",
         "ticket",
     )
 
     message: Message
     extensions: frozenset[str]
     request_metadata: dict[str, Any] | None
+    tenant: str
     resumed: bool
     ticket: Ticket | None
     _mailbox: Mailbox[ClientInput] | None
@@ -134,6 +137,7 @@ class Scheduling(TaskActions):
             await mailbox.wait_readable_event().wait()
         item = mailbox.receive_nowait()
         self.request_metadata = item.request_metadata
+        self.tenant = item.tenant
         self.extensions = item.extensions
         self.message = self.machine.add_user_message(item.message)
         await self.emit_status(_S.WORKING, checkpoint=False)
@@ -173,6 +177,7 @@ class Scheduling(TaskActions):
             mailbox = self._mailbox = Mailbox(self._sup._mailbox_size)
         item = await mailbox.receive()
         self.request_metadata = item.request_metadata
+        self.tenant = item.tenant
         self.extensions = item.extensions
         self.message = self.machine.add_user_message(item.message)
         await self.emit_status(_S.WORKING, checkpoint=False)

@@ -69,7 +69,7 @@ class TaskStreams(TaskRoster):
             actor = await self._resume_target(message, caller)
             sub = actor.subscribe("resync")
             try:
-                actor.deliver(message, extensions, request.metadata)
+                actor.deliver(message, extensions, request.metadata, request.tenant)
             except BaseException:
                 sub.close()
                 raise

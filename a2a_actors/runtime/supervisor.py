@@ -295,7 +295,7 @@ class Supervisor(TaskStreams, TaskQueries):
         message = request.message
         if message.task_id:
             actor = await self._resume_target(message, caller)
-            after = actor.deliver(message, extensions, request.metadata)
+            after = actor.deliver(message, extensions, request.metadata, request.tenant)
             if immediate:
                 await actor.wait_published(after)
             else:

@@ -14,6 +14,10 @@ Routes (reference §5.1; paths relative to the prefix)::
     DELETE /tasks/{id}/pushNotificationConfigs/{cid}   Delete push config  {}
     GET    /extendedAgentCard                     GetExtendedAgentCard  AgentCard
 
+Every route is also served below a ``/{tenant}`` segment (``/rest/acme/message:send``): the
+tenant goes into the request's ``tenant`` field (the path wins over the body) and reaches
+the agent as ``ctx.tenant``. A path that matches a route without a tenant is that route.
+
 Query parameters are accepted in camelCase and snake_case. Errors are ``google.rpc.Status``
 bodies with the HTTP status of the protocol's error table; an unknown path is 404
 (MethodNotFound) and a known path with another method is 405. Check order as for JSON-RPC:
@@ -78,6 +82,11 @@ class _Inputs:
     path: dict[str, str]
     query: dict[str, str]
     body: bytes
+    tenant: str = ""
+
+    def from_path(self, **fields: str) -> dict[str, str]:
+        """``fields`` and the path's tenant, for the request to decode (they win)."""
+        return {**fields, "tenant": self.tenant} if self.tenant else fields
 
 
 Unary = Callable[[Methods, _Inputs, CallContext], Awaitable[object]]
@@ -133,41 +142,46 @@ def _query(inputs: _Inputs, type_: type[T], **from_path: str) -> T:
 
 
 async def _send(m: Methods, i: _Inputs, c: CallContext) -> object:
-    result = await m.send_message(_body(i.body, SendMessageRequest), c)
+    result = await m.send_message(_body(i.body, SendMessageRequest, **i.from_path()), c)
     if isinstance(result, Message):
         return SendMessageResponse(message=result)
     return SendMessageResponse(task=result)
 
 
 async def _get(m: Methods, i: _Inputs, c: CallContext) -> object:
-    return await m.get_task(_query(i, GetTaskRequest, id=i.path["id"]), c)
+    return await m.get_task(_query(i, GetTaskRequest, **i.from_path(id=i.path["id"])), c)
 
 
 async def _list(m: Methods, i: _Inputs, c: CallContext) -> object:
-    return await m.list_tasks(_query(i, ListTasksRequest), c)
+    return await m.list_tasks(_query(i, ListTasksRequest, **i.from_path()), c)
 
 
 async def _cancel(m: Methods, i: _Inputs, c: CallContext) -> object:
-    return await m.cancel_task(_body(i.body, CancelTaskRequest, id=i.path["id"]), c)
+    request = _body(i.body, CancelTaskRequest, **i.from_path(id=i.path["id"]))
+    return await m.cancel_task(request, c)
 
 
 async def _create(m: Methods, i: _Inputs, c: CallContext) -> object:
-    config = _body(i.body, TaskPushNotificationConfig, taskId=i.path["id"])
+    config = _body(i.body, TaskPushNotificationConfig, **i.from_path(taskId=i.path["id"]))
     return await m.create_push_config(config, c)
 
 
 async def _list_configs(m: Methods, i: _Inputs, c: CallContext) -> object:
-    request = _query(i, ListTaskPushNotificationConfigsRequest, taskId=i.path["id"])
+    request = _query(i, ListTaskPushNotificationConfigsRequest, **i.from_path(taskId=i.path["id"]))
     return await m.list_push_configs(request, c)
 
 
 async def _get_config(m: Methods, i: _Inputs, c: CallContext) -> object:
-    request = GetTaskPushNotificationConfigRequest(task_id=i.path["id"], id=i.path["cid"])
+    request = GetTaskPushNotificationConfigRequest(
+        task_id=i.path["id"], id=i.path["cid"], tenant=i.tenant
+    )
     return await m.get_push_config(request, c)
 
 
 async def _delete_config(m: Methods, i: _Inputs, c: CallContext) -> object:
-    request = DeleteTaskPushNotificationConfigRequest(task_id=i.path["id"], id=i.path["cid"])
+    request = DeleteTaskPushNotificationConfigRequest(
+        task_id=i.path["id"], id=i.path["cid"], tenant=i.tenant
+    )
     await m.delete_push_config(request, c)
     return {}
 
@@ -177,12 +191,12 @@ async def _card(m: Methods, i: _Inputs, c: CallContext) -> object:
 
 
 def _stream(m: Methods, i: _Inputs, c: CallContext) -> StreamFactory:
-    request = _body(i.body, SendMessageRequest)
+    request = _body(i.body, SendMessageRequest, **i.from_path())
     return lambda: m.stream_message(request, c)
 
 
 def _subscribe(m: Methods, i: _Inputs, c: CallContext) -> StreamFactory:
-    request = SubscribeToTaskRequest(id=i.path["id"])
+    request = SubscribeToTaskRequest(id=i.path["id"], tenant=i.tenant)
     return lambda: m.subscribe(request, c)
 
 
@@ -225,11 +239,18 @@ ROUTES: tuple[_Route, ...] = (
 )
 
 
-def _match(subpath: str) -> tuple[_Route, dict[str, str]] | None:
+def _match(subpath: str) -> tuple[_Route, dict[str, str], str] | None:
+    """The route of ``subpath``, its path parameters and its tenant ("" when none)."""
     for route in ROUTES:
         m = route.pattern.fullmatch(subpath)
         if m is not None:
-            return route, m.groupdict()
+            return route, m.groupdict(), ""
+    tenant, slash, rest = subpath.partition("/")
+    if slash and tenant:
+        for route in ROUTES:
+            m = route.pattern.fullmatch(rest)
+            if m is not None:
+                return route, m.groupdict(), tenant
     return None
 
 
@@ -249,7 +270,7 @@ async def handle_rest(service: A2AService, request: Request, subpath: str) -> Re
     found = _match(subpath.strip("/"))
     if found is None:
         return rest_error_response(MethodNotFoundError(f"No such resource: /{subpath}"))
-    route, path = found
+    route, path, tenant = found
     method = request.method.upper()
     unary, streaming = route.unary.get(method), route.streaming.get(method)
     if unary is None and streaming is None:
@@ -270,7 +291,7 @@ async def handle_rest(service: A2AService, request: Request, subpath: str) -> Re
         version = requested_version(request.headers, request.args)
         if not is_supported_v1(version):
             raise version_error(version)
-        inputs = _Inputs(path, dict(request.args.items()), body)
+        inputs = _Inputs(path, dict(request.args.items()), body, tenant)
         methods = service.methods
         if streaming is not None:
             return await sse_response(

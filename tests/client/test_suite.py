@@ -20,7 +20,7 @@ from a2a_actors.protocol.errors import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
-from a2a_actors.protocol.models import Task
+from a2a_actors.protocol.models import Task, TaskState
 from a2a_actors.protocol.requests import TaskPushNotificationConfig
 from tests.client import scenarios
 from tests.client.conftest import ServedScenario
@@ -46,6 +46,28 @@ async def test_scenario(agent_server: ServedScenario, binding: str, name: str) -
     with anyio.fail_after(TIMEOUT):
         async with connect(agent_server.base_url, binding) as client:
             await SCENARIOS[name](client)
+
+
+async def test_a_client_with_a_tenant(agent_server: ServedScenario, binding: str) -> None:
+    # HTTP+JSON puts the tenant in the path (``/{tenant}/message:send``), JSON-RPC in the
+    # params: both servers must serve it.
+    if agent_server.kind == "sdk" and binding == "HTTP+JSON":
+        pytest.skip(
+            "a2a-sdk 1.3 mounts /{tenant} above its path prefix (/{tenant}/rest/...), so "
+            "the tenant routes below the card's /rest interface URL are 404 there"
+        )
+    with anyio.fail_after(TIMEOUT):
+        async with connect(agent_server.base_url, binding) as discovered:
+            url = discovered.interface.url
+        async with A2AClient(url, binding=binding, tenant="acme") as client:
+            task = await client.send_message("hello tenant")
+            assert isinstance(task, Task)
+            assert task.status.state is TaskState.COMPLETED
+            assert (await client.get_task(task.id)).id == task.id
+            events = await scenarios.collect(client.stream_message("stream please"))
+            last = events[-1].status_update
+            assert last is not None
+            assert last.status.state is TaskState.COMPLETED
 
 
 async def test_features_off(sdk_plain: SdkServer, binding: str) -> None:

@@ -184,6 +184,22 @@ async def test_message_reply(binding: Binding) -> None:
                 assert text_of(events[0].message.parts) == "message back"
 
 
+async def test_a_tenant_reaches_the_agent(binding: Binding) -> None:
+    # The SDK client puts the tenant in the params (JSON-RPC) or below the interface URL
+    # (REST: /rest/{tenant}/message:send); the agent reads it as ctx.tenant.
+    with anyio.fail_after(TIMEOUT):
+        for streaming in (False, True):
+            async with our_server(binding, streaming=streaming) as (_, client):
+                req = request("tenant")
+                req.tenant = "acme"
+                events = await collect(client.send_message(req))
+                assert kinds(events) == ["message"]
+                assert text_of(events[0].message.parts) == "acme"
+                first = (await collect(client.send_message(request("hello"))))[0]
+                got = await client.get_task(GetTaskRequest(id=first.task.id, tenant="acme"))
+                assert got.id == first.task.id
+
+
 async def test_streaming_chunks(binding: Binding) -> None:
     with anyio.fail_after(TIMEOUT):
         async with our_server(binding) as (_, client):

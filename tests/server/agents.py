@@ -11,6 +11,8 @@ text starts with    behaviour
 ``boom``            raises RuntimeError (the task fails)
 ``auth``            AUTH_REQUIRED "token please"; the follow-up completes the task
 ``whoami``          a Message ``"<caller>|<sorted requested extensions, comma-separated>"``
+``tenant``          a Message with ``ctx.tenant``; ``tenant ask``: INPUT_REQUIRED, then a
+                    Message ``"<first tenant>/<follow-up's tenant>"``
 anything else       artifact ``echo`` with the text; COMPLETED
 =================  ===========================================================================
 """
@@ -50,6 +52,12 @@ async def scenario(ctx: TaskContext) -> None:
         raise RuntimeError("boom")
     elif word.startswith("whoami"):
         await ctx.reply(f"{ctx.caller}|{','.join(sorted(ctx.extensions))}")
+    elif word.startswith("tenant ask"):
+        first = ctx.tenant
+        await ctx.ask("which tenant now?")
+        await ctx.reply(f"{first}/{ctx.tenant}")
+    elif word.startswith("tenant"):
+        await ctx.reply(ctx.tenant)
     elif word.startswith("auth"):
         await ctx.require_auth("token please")
         await ctx.complete("authorised")

@@ -533,3 +533,13 @@ async def test_streaming_refused_when_disabled() -> None:
                 _, headers, raw = await stream(client, "/", envelope(method, params))
                 assert headers["content-type"] == "application/json"
                 assert json.loads(raw)["error"]["code"] == -32004
+
+
+async def test_the_tenant_of_the_params_reaches_the_agent() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with running_app() as client:
+            params = {**send_params("tenant"), "tenant": "acme"}
+            result = await rpc_result(client, "SendMessage", params)
+            assert result["message"]["parts"][0]["text"] == "acme"
+            result = await rpc_result(client, "SendMessage", send_params("tenant"))
+            assert result["message"]["parts"][0]["text"] == ""

@@ -246,3 +246,82 @@ async def test_extended_card_route() -> None:
             assert status == 200
             assert headers["content-type"] == "application/json"
             assert card["name"] == "more"
+
+
+async def _reply_text(client: QuartClient, path: str, body: dict[str, Any]) -> str:
+    status, _, result = await call(client, "POST", path, body)
+    assert status == 200, result
+    return str(result["message"]["parts"][0]["text"])
+
+
+async def test_tenant_prefixed_routes() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with running_app(config=CONFIG) as client:
+            # the path's tenant reaches the agent, and wins over the body's
+            tenant = {"message": message("tenant")}
+            assert await _reply_text(client, "/rest/acme/message:send", tenant) == "acme"
+            both = {**tenant, "tenant": "other"}
+            assert await _reply_text(client, "/rest/acme/message:send", both) == "acme"
+            assert await _reply_text(client, "/rest/message:send", both) == "other"
+            assert await _reply_text(client, "/rest/message:send", tenant) == ""
+
+            # every route is there below the tenant
+            status, _, sent = await call(
+                client, "POST", "/rest/acme/message:send", {"message": message("hello")}
+            )
+            assert status == 200
+            task_id = sent["task"]["id"]
+            status, _, got = await call(client, "GET", f"/rest/acme/tasks/{task_id}")
+            assert (status, got["id"]) == (200, task_id)
+            status, _, listed = await call(client, "GET", "/rest/acme/tasks?pageSize=5")
+            assert status == 200
+            assert task_id in [t["id"] for t in listed["tasks"]]
+            status, _, events = await call(
+                client, "POST", "/rest/acme/message:stream", {"message": message("stream it")}
+            )
+            assert status == 200
+            assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            status, _, canceled = await call(client, "POST", f"/rest/acme/tasks/{task_id}:cancel")
+            assert status == 400  # terminal already: TaskNotCancelable, on the tenant route
+            assert canceled["error"]["details"][0]["reason"] == "TASK_NOT_CANCELABLE"
+
+            config = {"url": "https://example.com/hook", "token": "t"}
+            status, _, created = await call(
+                client, "POST", f"/rest/acme/tasks/{task_id}/pushNotificationConfigs", config
+            )
+            assert status == 200, created
+            configs = f"/rest/acme/tasks/{task_id}/pushNotificationConfigs"
+            status, _, fetched = await call(client, "GET", f"{configs}/{created['id']}")
+            assert (status, fetched["id"]) == (200, created["id"])
+            status, _, page = await call(client, "GET", configs)
+            assert [c["id"] for c in page["configs"]] == [created["id"]]
+            status, _, _ = await call(client, "DELETE", f"{configs}/{created['id']}")
+            assert status == 200
+
+            status, _, card = await call(client, "GET", "/rest/acme/extendedAgentCard")
+            assert (status, card["name"]) == (200, "more")
+
+            # unknown below a tenant: 404; a known route with another method: 405
+            status, _, _ = await call(client, "GET", "/rest/acme/nothing/here")
+            assert status == 404
+            status, headers, _ = await call(client, "DELETE", "/rest/acme/message:send")
+            assert status == 405
+            assert headers["allow"] == "POST"
+
+
+async def test_tenant_of_each_request_reaches_the_agent() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with running_app(config=CONFIG) as client:
+            status, _, first = await call(
+                client, "POST", "/rest/acme/message:send", {"message": message("tenant ask")}
+            )
+            assert status == 200
+            task = first["task"]
+            assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+            follow_up = message("here", task_id=task["id"], context_id=task["contextId"])
+            status, _, second = await call(
+                client, "POST", "/rest/beta/message:send", {"message": follow_up}
+            )
+            assert status == 200, second
+            reply = second["task"]["history"][-1]["parts"][0]["text"]
+            assert reply == "acme/beta"
