@@ -61,7 +61,7 @@ _PING = encode_comment("ping")
 
 #: Seconds a stream waits for an event before it starts watching for the client leaving.
 #: Most streams of short tasks end sooner and never pay for the watcher task.
-WATCH_AFTER = 0.05
+WATCH_AFTER = 0.5
 
 
 def _headers(
@@ -119,24 +119,31 @@ class _Watch:
     It runs in the hub's task group (no task group per request), and :meth:`stop` ends it.
     """
 
-    __slots__ = ("_cancel", "_hub", "_receive", "_scope", "started")
+    __slots__ = ("_cancel", "_hub", "_receive", "_scope", "_stopped", "started")
 
     def __init__(self, hub: StreamHub, receive: Receive, scope: anyio.CancelScope) -> None:
         self.started = False
+        self._stopped = False
         self._hub = hub
         self._receive = receive
         self._scope = scope
         self._cancel: anyio.CancelScope | None = None
 
     def start(self) -> None:
-        """Watch from now on (idempotent; a no-op once the hub has closed)."""
-        if not self.started:
+        """Watch from now on (idempotent; a no-op once the hub has closed or after stop)."""
+        if not self.started and not self._stopped:
             self.started = True
             self._cancel = anyio.CancelScope()
             self._hub.start_soon(self._watch, self._cancel)
 
     def stop(self) -> None:
-        """Stop watching (idempotent; the watcher may not even have started running)."""
+        """Stop watching (idempotent; the watcher may not even have started running).
+
+        Call it before the last message of the response: while sending that message the
+        ASGI server already reports ``http.disconnect`` (the exchange is over) and goes on
+        with its own work in the caller's task, which must not be cancelled then.
+        """
+        self._stopped = True
         if self._cancel is not None:
             self._cancel.cancel()
 
@@ -145,7 +152,8 @@ class _Watch:
             # The body was read completely: the next message can only be the disconnect.
             while (await self._receive())["type"] != "http.disconnect":
                 pass
-            self._scope.cancel()
+            if not self._stopped:
+                self._scope.cancel()
 
 
 class _Stream:
@@ -192,8 +200,6 @@ class _Stream:
                     }
                 )
                 started = True
-                if first is None:
-                    return
                 pending: Callable[[], StreamResponse | None] | None = getattr(
                     iterator, "next_nowait", None
                 )
@@ -211,6 +217,7 @@ class _Stream:
         except Exception as exc:
             error = as_a2a_error(exc)
             if not started:
+                self._watch.stop()
                 await send_answer(
                     send, error_answer(self._encoding, call.id, error, headers=self._headers)
                 )
@@ -218,6 +225,7 @@ class _Stream:
             data = encode_event(self._encoding.error(call.id, error), event="error")
             await send({"type": "http.response.body", "body": data, "more_body": True})
         if started:
+            self._watch.stop()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _next(

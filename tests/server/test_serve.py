@@ -7,12 +7,13 @@ from functools import partial
 
 import anyio
 import httpx
+import hypercorn.config
 import pytest
 
 from a2a_actors.protocol.models import Message, Part, Role
 from a2a_actors.protocol.requests import SendMessageRequest
 from a2a_actors.runtime import Supervisor
-from a2a_actors.server import ServerConfig, create_app, serve
+from a2a_actors.server import ServerConfig, asgi_stream, create_app, serve
 from a2a_actors.server.app import Backend, current_backend
 
 from .agents import scenario_agent
@@ -103,6 +104,34 @@ async def test_a_client_leaving_an_idle_stream_releases_it(path: str) -> None:
                 assert stats.live_tasks == 1  # leaving the stream does not stop the task
                 assert stats.running_handlers == 1
             tg.cancel_scope.cancel()
+
+
+async def test_a_watched_stream_leaves_the_connection_to_hypercorn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The ASGI server reports http.disconnect while it sends a response's last message,
+    # and then restarts the connection's keep-alive timer in the same task. A disconnect
+    # watcher that cancelled the stream then would cancel that too: the idle connection
+    # would never be closed. So a stream whose watcher runs must end without it.
+    monkeypatch.setattr(hypercorn.config.Config, "keep_alive_timeout", 0.2)
+    monkeypatch.setattr(asgi_stream, "WATCH_AFTER", 0)  # watch from the first wait
+    body = envelope("SendStreamingMessage", send_params("stream it"))
+    head = (
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"A2A-Version: 1.0\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with served() as url:
+            port = int(url.rsplit(":", 1)[1])
+            async with await anyio.connect_tcp("127.0.0.1", port) as sock:
+                await sock.send(head + body)
+                received = b""
+                while not received.endswith(b"\r\n0\r\n\r\n"):
+                    received += await sock.receive()
+                assert b"TASK_STATE_COMPLETED" in received
+                # the idle connection is closed by its keep-alive timer
+                with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                    await sock.receive()
 
 
 async def test_serve_an_app_and_backend_checks() -> None:
