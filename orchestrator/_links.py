@@ -10,7 +10,8 @@ A :class:`Link` offers the operations a delegation needs, the same for both kind
   (``returnImmediately``), so the parent knows its id (to record it, and to cancel it)
   before the child runs; a non-orchestrated agent's first stream event could come only
   when it first acts, too late to cancel it while it is blocked;
-* ``subscribe``: its events, a Task snapshot first (SubscribeToTask);
+* ``subscribe``: its events, a Task snapshot first (SubscribeToTask), unless ``polls``: an
+  agent that does not stream is followed with ``get_task`` instead;
 * ``resume``: send the next message to the same (interrupted) task;
 * ``get_task`` and ``cancel``.
 
@@ -19,8 +20,8 @@ child runs as another task actor of it, with the ``agent=`` override, and is can
 interruption (local children are always orchestrated, so they are opened). :class:`RemoteLink`
 calls an :class:`~a2a_actors.client.A2AClient`; it opens a remote agent whose card declares
 streaming and the correlation extension (:func:`starts_at_once`), starts then subscribes to
-one that declares streaming only, and calls one whose card does not declare streaming with a
-blocking SendMessage (its task id is then only known when it settles).
+one that declares streaming only, and starts one whose card does not declare streaming the
+same way but ``polls`` it (GetTask) instead of subscribing.
 
 Trace context. Each call carries W3C ``traceparent`` (and ``tracestate``) headers. Locally
 they are passed as the child's transport headers; remotely, :func:`outbound_headers` adds
@@ -88,8 +89,8 @@ class Link(Protocol):
         ...
 
     @property
-    def returns_early(self) -> bool:
-        """Whether ``start``/``resume`` return before the child settles."""
+    def polls(self) -> bool:
+        """Whether the child is followed with ``get_task`` (its agent does not stream)."""
         ...
 
     @property
@@ -142,7 +143,7 @@ class LocalLink:
     """
 
     local = True
-    returns_early = True
+    polls = False
     streams_start = True
     url = ""
 
@@ -238,8 +239,8 @@ class RemoteLink:
         client: The client to call it with.
         name: The agent's name (from its card).
         url: The base URL it was reached at.
-        streaming: Whether it streams (then ``start`` returns at once and the events come
-            from SubscribeToTask); otherwise calls block until the child settles.
+        streaming: Whether it streams (the events of a started child then come from
+            SubscribeToTask); otherwise the child is followed by polling GetTask.
         orchestrated: Whether its card declares the correlation extension; with
             ``streaming``, the child is created and followed with one SendStreamingMessage
             (``open``), whose first event (the Task) comes at once.
@@ -259,7 +260,7 @@ class RemoteLink:
         self.client = client
         self._name = name
         self._url = url
-        self.returns_early = streaming
+        self.polls = not streaming
         self.streams_start = streaming and orchestrated
 
     @property
@@ -280,10 +281,10 @@ class RemoteLink:
         return _TracedEvents(events, headers)
 
     async def start(self, message: Message, headers: Mapping[str, str]) -> Task | Message:
-        """SendMessage (``returnImmediately`` when the agent streams)."""
+        """SendMessage with ``returnImmediately`` (a server may ignore it and block)."""
         with outbound_headers(headers):
             return await self.client.send_message(
-                message, return_immediately=self.returns_early, extensions=_EXTENSIONS
+                message, return_immediately=True, extensions=_EXTENSIONS
             )
 
     async def resume(self, message: Message, headers: Mapping[str, str]) -> Task | Message:

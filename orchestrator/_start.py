@@ -10,11 +10,18 @@ one, and a remote one whose card declares streaming and the correlation extensio
 started and followed with one SendStreamingMessage: its wrapper starts the task at once, so
 the stream's first event, the Task, names it before it does anything. Any other streaming
 agent's first event could be delayed until it first acts, so it is started with
-``returnImmediately`` (the stream then follows it with SubscribeToTask). Either start (up to
-the first event) is shielded from cancellation (bounded by the start timeout), so the
-parent always learns the child's task id; the child is recorded in the parent's hop record
-and becomes *outstanding* before anything else can be interrupted. Resuming an interrupted
-child (the answer to its question) is shielded the same way.
+``returnImmediately`` (the stream then follows it with SubscribeToTask, or, when its agent
+does not stream, by polling GetTask). Either start (up to the first event) is shielded from
+cancellation (bounded by the start timeout), so the parent always learns the child's task
+id; the child is recorded in the parent's hop record and becomes *outstanding* before
+anything else can be interrupted. Resuming an interrupted child (the answer to its
+question) is shielded the same way.
+
+A server that ignores ``returnImmediately`` answers only once the child settled. For an
+agent that does not stream (the kind most likely to be that simple), the start is shielded
+for at most the start timeout and then waited for *unshielded*, as the blocking call it has
+become (:func:`shielded_at_first`), rather than failed: such a child cannot be cancelled
+before it settles anyway, as its id is unknown until then.
 
 The starter's state (the plan, the outstanding child, the events not yet handed out, the
 open event stream) belongs to the :class:`~.child.ChildStream` built on it, which follows
@@ -27,7 +34,7 @@ import collections
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from uuid import uuid4
 
 import anyio
@@ -43,7 +50,35 @@ from .errors import DelegationError
 if TYPE_CHECKING:
     from ._links import Link
 
-__all__ = ("ChildStarter", "Plan")
+__all__ = ("ChildStarter", "Plan", "shielded_at_first")
+
+T = TypeVar("T")
+
+
+async def shielded_at_first(call: Callable[[], Awaitable[T]], limit: float) -> T:
+    """Await ``call()`` shielded from cancellation for at most ``limit`` seconds, then not.
+
+    A cancellation that arrives in the first ``limit`` seconds waits for the call to answer
+    (or for ``limit`` to pass); after that, it interrupts the call at once.
+    """
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    with anyio.CancelScope(shield=True) as shield:
+
+        async def unshield() -> None:
+            await anyio.sleep(limit)
+            shield.shield = False
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(unshield)
+            try:
+                outcome.append(await call())
+            except BaseException as exc:  # re-raised below, not wrapped in a group
+                failure.append(exc)
+            tg.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return outcome[0]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -83,15 +118,20 @@ class ChildStarter:
         return headers
 
     async def _send(self, send: Callable[[], Awaitable[Task | Message]]) -> Task | Message:
-        """Start or resume: shielded (bounded) when it returns early, so the id is known."""
+        """Start or resume, shielded (bounded by the start timeout), so the id is known.
+
+        A polled child (its agent does not stream) is waited for past the start timeout,
+        unshielded: its server may be ignoring ``returnImmediately`` and answering only once
+        the child settled, as a blocking SendMessage does.
+        """
         plan = self._plan
         assert plan is not None
         link = plan.link
         try:
-            if link.returns_early:
-                with anyio.fail_after(self._start_timeout, shield=True):
-                    return await send()
-            return await send()
+            if link.polls:
+                return await shielded_at_first(send, self._start_timeout)
+            with anyio.fail_after(self._start_timeout, shield=True):
+                return await send()
         except TimeoutError as exc:
             raise DelegationError(
                 f"{link.name} did not answer within {self._start_timeout:g} s",

@@ -7,9 +7,12 @@ computed: a depth or cycle violation raises here, before anything is sent), then
 the child (:mod:`._start`: the start is shielded up to the child's first event, so the
 parent always learns the child's task id, and the child is recorded in the parent's hop
 record and becomes *outstanding* before anything else can be interrupted). A child that
-was not started with a stream is followed with SubscribeToTask. Iterating yields the
-child's events: the Task snapshot, then the rest of the stream (repeated snapshots are
-skipped), until the child ends.
+was not started with a stream is followed with SubscribeToTask; one whose agent does not
+stream is *polled*: GetTask after a pause that starts at the poll interval and doubles up
+to the maximum poll interval, for each turn of the child (it starts again from the
+shortest pause once the child is resumed). Iterating yields the child's events: the Task
+snapshot, then the rest of the stream or each polled snapshot that changed (repeated
+snapshots are skipped), until the child ends.
 
 * COMPLETED (or a Message reply): iteration stops; :meth:`ChildStream.result` is the
   outcome, a :class:`~.outcome.DelegationResult`.
@@ -85,12 +88,16 @@ class ChildStream(ChildStarter):
         relay_input: bool,
         cancel_timeout: float,
         start_timeout: float,
+        poll_interval: float,
+        max_poll_interval: float,
     ) -> None:
         super().__init__(start_timeout=start_timeout)
         self._make_plan = plan
         self._registry = registry
         self._relay = relay_input
         self._cancel_timeout = cancel_timeout
+        self._poll_interval = self._pause = poll_interval
+        self._max_poll_interval = max_poll_interval
         self._view = TaskView()
         self._interrupted = False
         self._ended = False
@@ -184,7 +191,8 @@ class ChildStream(ChildStarter):
                 await self._on_interrupted()
                 continue
             if self._events is None:
-                await self._open()
+                polls = self._plan is not None and self._plan.link.polls
+                await (self._poll() if polls else self._open())
                 continue
             try:
                 event = await self._events.__anext__()
@@ -219,13 +227,27 @@ class ChildStream(ChildStarter):
             return
         except A2AError as exc:
             await stack.aclose()
-            raise DelegationError(
-                f"could not follow {plan.link.name}: {exc}",
-                origin_agent=plan.link.name,
-                origin_task_id=child.record.task_id,
-                path=plan.correlation.path,
-            ) from exc
+            raise self._lost(f"could not follow {plan.link.name}: {exc}") from exc
         self._stack, self._events = stack, events
+
+    async def _poll(self) -> None:
+        """GetTask after a pause (doubling up to the maximum); failures retried 3 times."""
+        plan, child = self._plan, self._child
+        assert plan is not None
+        assert child is not None
+        await anyio.sleep(self._pause)
+        self._pause = min(self._pause * 2, self._max_poll_interval)
+        try:
+            task = await plan.link.get_task(child.record.task_id, self._headers())
+        except A2AError as exc:
+            self._reopens -= 1
+            if self._reopens < 0:
+                raise self._lost(f"lost track of {plan.link.name}: {exc}") from exc
+            logger.info("child %s: GetTask failed (%s); polling again", self.task_id, exc)
+            return
+        self._reopens = _REOPENS
+        if not self._view.repeats(task):
+            self._pending.append(StreamResponse(task=task))
 
     async def _refresh(self) -> None:
         """Read the child with GetTask after its event stream ended early."""
@@ -236,22 +258,23 @@ class ChildStream(ChildStarter):
         try:
             task = await plan.link.get_task(child.record.task_id, self._headers())
         except A2AError as exc:
-            raise DelegationError(
-                f"lost track of {plan.link.name}: {exc}",
-                origin_agent=plan.link.name,
-                origin_task_id=child.record.task_id,
-                path=plan.correlation.path,
-            ) from exc
+            raise self._lost(f"lost track of {plan.link.name}: {exc}") from exc
         settled = task.status.state in TERMINAL_STATES or task.status.state in INTERRUPTED_STATES
         if settled and not self._view.repeats(task):
             self._pending.append(StreamResponse(task=task))
         elif self._reopens < 0:
-            raise DelegationError(
-                f"lost the event stream of {plan.link.name}",
-                origin_agent=plan.link.name,
-                origin_task_id=child.record.task_id,
-                path=plan.correlation.path,
-            )
+            raise self._lost(f"lost the event stream of {plan.link.name}")
+
+    def _lost(self, reason: str) -> DelegationError:
+        """The error of a child that can no longer be followed."""
+        plan = self._plan
+        assert plan is not None
+        return DelegationError(
+            reason,
+            origin_agent=plan.link.name,
+            origin_task_id=self.task_id,
+            path=plan.correlation.path,
+        )
 
     def _repeats(self, event: StreamResponse) -> bool:
         """A snapshot that adds nothing (the start reply again, or a stale question)."""
@@ -270,7 +293,9 @@ class ChildStream(ChildStarter):
             return
         state = task.status.state
         child.last = task
-        if child.record.state != state.value:
+        # a start that answered terminal recorded its state already, yet it must still end
+        ends = state in TERMINAL_STATES and child.record.task_id in plan.hop.outstanding
+        if child.record.state != state.value or ends:
             plan.hop.child_settled(child.record.task_id, task)
             await plan.hop.save()
         if state in TERMINAL_STATES:
@@ -318,6 +343,7 @@ class ChildStream(ChildStarter):
             else:
                 answer = await ctx.ask(relayed)
         await self._forward(answer)
+        self._pause = self._poll_interval  # a new turn: poll it closely again
 
     async def _answer_later(self, reply: str | Message) -> DelegationResult:
         """``InputRequired.answer``: continue the same child in a new stream."""
@@ -338,6 +364,8 @@ class ChildStream(ChildStarter):
             relay_input=False,
             cancel_timeout=self._cancel_timeout,
             start_timeout=self._start_timeout,
+            poll_interval=self._poll_interval,
+            max_poll_interval=self._max_poll_interval,
         )
         async with stream:
             async for _ in stream:

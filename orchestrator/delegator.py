@@ -67,6 +67,9 @@ class Orchestrator:
         cancel_timeout: Seconds each attempt to cancel a child may take (retried once).
         start_timeout: Seconds starting (or resuming) a child may take; this wait is
             shielded from cancellation so that the child's id is always learnt.
+        poll_interval: Seconds before the first GetTask of a remote child whose agent does
+            not stream (it is polled, not subscribed to); each next pause doubles.
+        max_poll_interval: The longest pause between two GetTask of such a child.
         http_client: An ``httpx.AsyncClient`` to borrow for remote agents (never closed
             here); by default one is created on first use and closed by :meth:`aclose`.
         client_factory: Makes the :class:`~a2a_actors.client.A2AClient` of a base URL;
@@ -75,6 +78,10 @@ class Orchestrator:
         timeouts: Timeouts of the default clients.
         public_url: The base URL advertised as this server's in correlations and hop
             records, for supervisors not registered with :meth:`bind_url`.
+
+    Raises:
+        ValueError: ``max_depth`` is negative, or the poll intervals are not
+            ``0 < poll_interval <= max_poll_interval``.
     """
 
     def __init__(
@@ -83,6 +90,8 @@ class Orchestrator:
         max_depth: int = DEFAULT_MAX_DEPTH,
         cancel_timeout: float = 10.0,
         start_timeout: float = 30.0,
+        poll_interval: float = 0.005,
+        max_poll_interval: float = 0.5,
         http_client: httpx.AsyncClient | None = None,
         client_factory: ClientFactory | None = None,
         resolver: Resolver | None = None,
@@ -91,9 +100,13 @@ class Orchestrator:
     ) -> None:
         if max_depth < 0:
             raise ValueError("max_depth must be >= 0")
+        if not 0 < poll_interval <= max_poll_interval:
+            raise ValueError("poll intervals must be 0 < poll_interval <= max_poll_interval")
         self.max_depth = max_depth
         self.cancel_timeout = cancel_timeout
         self.start_timeout = start_timeout
+        self.poll_interval = poll_interval
+        self.max_poll_interval = max_poll_interval
         self.public_url = public_url.rstrip("/")
         self._hops = HopRegistry()
         self._targets = Targets(
@@ -227,6 +240,8 @@ class Orchestrator:
             relay_input=relay_input,
             cancel_timeout=self.cancel_timeout,
             start_timeout=self.start_timeout,
+            poll_interval=self.poll_interval,
+            max_poll_interval=self.max_poll_interval,
         )
 
     # -- internals ----------------------------------------------------------------------
