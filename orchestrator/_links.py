@@ -19,9 +19,9 @@ A :class:`Link` offers the operations a delegation needs, the same for both kind
 child runs as another task actor of it, with the ``agent=`` override, and is cancelled by
 interruption (local children are always orchestrated, so they are opened). :class:`RemoteLink`
 calls an :class:`~a2a_actors.client.A2AClient`; it opens a remote agent whose card declares
-streaming and the correlation extension (:func:`starts_at_once`), starts then subscribes to
-one that declares streaming only, and starts one whose card does not declare streaming the
-same way but ``polls`` it (GetTask) instead of subscribing.
+streaming and the correlation extension with ``startsAtOnce`` (:func:`starts_at_once`),
+starts then subscribes to one that declares streaming only, and starts one whose card does
+not declare streaming the same way but ``polls`` it (GetTask) instead of subscribing.
 
 Trace context. Each call carries W3C ``traceparent`` (and ``tracestate``) headers. Locally
 they are passed as the child's transport headers; remotely, :func:`outbound_headers` adds
@@ -42,7 +42,7 @@ from a2a_actors.protocol.models import Message, StreamResponse, Task
 from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
 from a2a_actors.runtime import Agent, Supervisor
 
-from .correlation import CORRELATION_URI
+from .correlation import CORRELATION_URI, STARTS_AT_ONCE
 
 __all__ = (
     "Link",
@@ -63,11 +63,15 @@ def outbound_headers(headers: Mapping[str, str]) -> Iterator[None]:
 
 
 def starts_at_once(card: AgentCard | None) -> bool:
-    """Whether the agent of ``card`` is orchestrated (declares the correlation extension) and
-    streams: its stream's first event then comes at once, so it can be opened in one call."""
+    """Whether the agent of ``card`` streams and declares the correlation extension with
+    ``startsAtOnce: true``: its stream's first event then comes at once, so it can be opened
+    in one call. (Declaring the extension alone says nothing about when it starts.)"""
     if card is None or not card.capabilities.streaming:
         return False
-    return any(e.uri == CORRELATION_URI for e in card.capabilities.extensions)
+    return any(
+        e.uri == CORRELATION_URI and (e.params or {}).get(STARTS_AT_ONCE) is True
+        for e in card.capabilities.extensions
+    )
 
 
 class Link(Protocol):

@@ -6,9 +6,10 @@ A :class:`Plan` is a delegation ready to start: the parent's hop, the link to th
 agent, the child's correlation and the message (its target resolved and depth and cycles
 checked already). :class:`ChildStarter`, the first half of a
 :class:`~.child.ChildStream`, starts the child from it. An orchestrated child (every local
-one, and a remote one whose card declares streaming and the correlation extension) is
-started and followed with one SendStreamingMessage: its wrapper starts the task at once, so
-the stream's first event, the Task, names it before it does anything. Any other streaming
+one, and a remote one whose card declares streaming and the correlation extension with
+``startsAtOnce``) is started and followed with one SendStreamingMessage: its wrapper
+starts the task at once, so the stream's first event, the Task, names it before it does
+anything. Any other streaming
 agent's first event could be delayed until it first acts, so it is started with
 ``returnImmediately`` (the stream then follows it with SubscribeToTask, or, when its agent
 does not stream, by polling GetTask). Either start (up to the first event) is shielded from

@@ -37,6 +37,7 @@ from .errors import CycleError, DepthLimitError
 __all__ = (
     "CORRELATION_URI",
     "DEFAULT_MAX_DEPTH",
+    "STARTS_AT_ONCE",
     "ChildRecord",
     "Correlation",
     "HopRecord",
@@ -53,6 +54,10 @@ __all__ = (
 #: The extension URI under which a correlation travels in ``message.metadata`` (and a hop
 #: record is kept in task metadata).
 CORRELATION_URI = "urn:a2a-actors:ext:correlation:v1"
+#: The parameter of the extension's card declaration by which an agent says that its task
+#: exists and is WORKING before it acts: a stream's first event then names it at once, so a
+#: parent can start and follow it with one SendStreamingMessage.
+STARTS_AT_ONCE = "startsAtOnce"
 #: The deepest hop accepted by default (the root is depth 0).
 DEFAULT_MAX_DEPTH = 8
 

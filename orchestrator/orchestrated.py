@@ -39,6 +39,7 @@ from ._hop import Hop, HopHost
 from .correlation import (
     CORRELATION_URI,
     DEFAULT_MAX_DEPTH,
+    STARTS_AT_ONCE,
     HopRecord,
     check_incoming,
     from_metadata,
@@ -59,6 +60,9 @@ CORRELATION_EXTENSION = AgentExtension(
         "traceId, depth, path, parentTaskId, parentContextId, parentAgent and parentUrl; "
         "task.metadata[<this URI>] records the hop and its children."
     ),
+    # Said explicitly (rather than implied by the URI): the agent's task exists and is
+    # WORKING before the agent acts, so a stream's first event names it at once.
+    params={STARTS_AT_ONCE: True},
 )
 
 _DEFAULT_CANCEL_TIMEOUT = 10.0

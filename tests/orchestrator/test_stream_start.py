@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import anyio
 import httpx
 import pytest
 
+from a2a_actors.protocol.card import AgentExtension
 from a2a_actors.protocol.models import Task, TaskState
 from a2a_actors.runtime import Agent, Supervisor, TaskContext
 from a2a_actors.server import serve as serve_plain
-from orchestrator import Orchestrator, delegate, orchestrated
+from orchestrator import CORRELATION_URI, Orchestrator, delegate, orchestrated
 
 from .helpers import TIMEOUT, Journal, get_task, record_of, send, served
 
@@ -70,11 +72,18 @@ async def test_an_orchestrated_remote_child_is_one_streaming_call_others_start_t
             anyio.create_task_group() as tg,
         ):
             plain_url = await tg.start(serve_plain, leaf("plain", journal))
+            # declares the extension but not startsAtOnce: its first event may wait too
+            unsaid = dataclasses.replace(
+                leaf("unsaid", journal),
+                extensions=(AgentExtension(uri=CORRELATION_URI, description="no params"),),
+            )
+            unsaid_url = await tg.start(serve_plain, unsaid)
             async with (
                 httpx.AsyncClient(event_hooks={"request": [on_request]}) as http,
                 Orchestrator(http_client=http) as orch,
             ):
-                for url, expected in ((orch_url, "orch(x)"), (plain_url, "plain(x)")):
+                cases = ((orch_url, "orch(x)"), (plain_url, "plain(x)"), (unsaid_url, "unsaid(x)"))
+                for url, expected in cases:
                     methods.clear()
                     async with Supervisor(root_to(url), delegator=orch) as sup:
                         task = await send(sup, "x")
@@ -86,7 +95,7 @@ async def test_an_orchestrated_remote_child_is_one_streaming_call_others_start_t
                     calls = [m for m in methods if m is not None]
                     if url == orch_url:
                         assert calls == ["SendStreamingMessage"]
-                    else:  # no correlation extension on its card: its first event may wait
+                    else:  # its card does not say it starts at once: its first event may wait
                         assert calls[:2] == ["SendMessage", "SubscribeToTask"]
                         assert "SendStreamingMessage" not in calls
             tg.cancel_scope.cancel()
