@@ -20,6 +20,11 @@ hooks other than the app's own have been registered. When part of the body was a
 received, it is replayed to Quart through a ``receive`` wrapper, so Quart sees the request
 exactly as the ASGI server sent it.
 
+What Quart answers goes out with its last message shielded from cancellation: Hypercorn
+reports ``http.disconnect`` while sending it and then restarts the connection's keep-alive
+timer in the same task, and Quart(-Trio) cancels its handler on that disconnect, which on
+trio used to cancel the restart (idle connections were never closed).
+
 Works on both backends (only ``anyio`` is used). Unlike the Quart route, a unary call
 answered here is not cancelled when the client disconnects while it runs; its answer is
 then dropped by the server. A stream is (see :mod:`.asgi_stream`).
@@ -121,6 +126,26 @@ class _BodyReader:
         return body
 
 
+def _shielding_the_last_message(send: Send) -> Send:
+    """``send``, with the response's last message sent shielded from cancellation.
+
+    While it sends that message, Hypercorn already reports ``http.disconnect`` (the exchange
+    is over) and then, still in the app's task, restarts the connection's keep-alive timer.
+    Quart(-Trio) cancels its request handler when it sees that disconnect, which on trio
+    cancelled the restart: the idle connection was then never closed. Hypercorn shields its
+    socket writes itself, so the shield adds no new way to block.
+    """
+
+    async def shielded(message: Message) -> None:
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            with anyio.CancelScope(shield=True):
+                await send(message)
+        else:
+            await send(message)
+
+    return shielded
+
+
 def _replay(messages: list[Message], receive: Receive) -> Receive:
     """A ``receive`` that returns ``messages`` first, then whatever ``receive`` returns."""
     pending = deque(messages)
@@ -155,6 +180,12 @@ class JsonRpcFastPath:
             map(len, app.after_request_funcs.values())
         )
 
+    async def _quart(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Let Quart answer (the last message of an HTTP answer shielded, see below)."""
+        if scope["type"] == "http":
+            send = _shielding_the_last_message(send)
+        await self._inner(scope, receive, send)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] != "http"
@@ -165,18 +196,18 @@ class JsonRpcFastPath:
             or scope.get("http_version", "1.1") < "1.1"
             or self._hook_count() != self._own_hooks
         ):
-            await self._inner(scope, receive, send)
+            await self._quart(scope, receive, send)
             return
         headers = _ScopeHeaders(scope["headers"])
         if "expect" in headers:
-            await self._inner(scope, receive, send)
+            await self._quart(scope, receive, send)
             return
         service = self._service
         scheme = scope.get("scheme", "http")
         url = base_url(scheme, get_host(scheme, headers.get("host"), scope.get("server")), "")
         admitted = admit(service, headers, url)
         if isinstance(admitted, Answer) or admitted.denied is not None:
-            await self._inner(scope, receive, send)  # nothing received yet
+            await self._quart(scope, receive, send)  # nothing received yet
             return
         reader = _BodyReader(receive)
         content_length = get_content_length(
@@ -189,7 +220,7 @@ class JsonRpcFastPath:
         except HTTPRefusal:
             body = None
         if body is None or reader.disconnected:
-            await self._inner(scope, _replay(reader.messages, receive), send)
+            await self._quart(scope, _replay(reader.messages, receive), send)
             return
         try:
             decoded = decode_call(service, admitted, decode_envelope(body), headers, _NO_QUERY)
