@@ -338,6 +338,37 @@ async def test_hub_close_ends_open_streams() -> None:
             assert isinstance(await hub.open(endless), ServerBusyError)
 
 
+async def test_hub_tracks_streams_served_in_their_own_task() -> None:
+    hub = StreamHub()
+    scope = anyio.CancelScope()
+    assert isinstance(hub.track(scope), ServerBusyError)  # not attached: refused
+    assert hub.open_streams == 0
+    ran: list[str] = []
+
+    async def helper(cancel: anyio.CancelScope) -> None:
+        with cancel:
+            ran.append("started")
+            await anyio.sleep_forever()
+        ran.append("stopped")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            hub.attach(tg)
+            assert hub.track(scope) is None
+            assert hub.open_streams == 1
+            stop = anyio.CancelScope()
+            hub.start_soon(helper, stop)
+            await anyio.wait_all_tasks_blocked()
+            stop.cancel()
+            hub.close()  # cancels every tracked stream
+            assert scope.cancel_called
+            hub.untrack(scope)
+            hub.untrack(scope)  # idempotent
+            assert hub.open_streams == 0
+            hub.start_soon(helper, anyio.CancelScope())  # closed: nothing starts
+        assert ran == ["started", "stopped"]
+
+
 # -- config and app --------------------------------------------------------------------------------
 
 
