@@ -119,20 +119,23 @@ class _Watch:
     It runs in the hub's task group (no task group per request), and :meth:`stop` ends it.
     """
 
-    __slots__ = ("_cancel", "_hub", "_receive", "_scope", "_stopped", "started")
+    __slots__ = ("_cancel", "_hub", "_receive", "_scope", "_stopped")
 
     def __init__(self, hub: StreamHub, receive: Receive, scope: anyio.CancelScope) -> None:
-        self.started = False
         self._stopped = False
         self._hub = hub
         self._receive = receive
         self._scope = scope
         self._cancel: anyio.CancelScope | None = None
 
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` has started the watcher."""
+        return self._cancel is not None
+
     def start(self) -> None:
         """Watch from now on (idempotent; a no-op once the hub has closed or after stop)."""
-        if not self.started and not self._stopped:
-            self.started = True
+        if self._cancel is None and not self._stopped:
             self._cancel = anyio.CancelScope()
             self._hub.start_soon(self._watch, self._cancel)
 
