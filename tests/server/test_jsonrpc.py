@@ -543,3 +543,26 @@ async def test_the_tenant_of_the_params_reaches_the_agent() -> None:
             assert result["message"]["parts"][0]["text"] == "acme"
             result = await rpc_result(client, "SendMessage", send_params("tenant"))
             assert result["message"]["parts"][0]["text"] == ""
+
+
+async def test_a_streamed_follow_up_brings_its_own_tenant() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with running_app() as client:
+            params = {**send_params("tenant ask"), "tenant": "acme"}
+            status, _, body = await stream(client, "/", envelope("SendStreamingMessage", params))
+            assert status == 200
+            events = sse_data(body)
+            task = events[0]["result"]["task"]
+            last = events[-1]["result"]["statusUpdate"]["status"]
+            assert last["state"] == "TASK_STATE_INPUT_REQUIRED"
+            follow_up = {
+                **send_params("here", task_id=task["id"], context_id=task["contextId"]),
+                "tenant": "beta",
+            }
+            status, _, body = await stream(client, "/", envelope("SendStreamingMessage", follow_up))
+            assert status == 200
+            # the follow-up's stream ends with the task's answer
+            final = sse_data(body)[-1]["result"]
+            status = (final.get("statusUpdate") or final["task"])["status"]
+            assert status["state"] == "TASK_STATE_COMPLETED"
+            assert status["message"]["parts"][0]["text"] == "acme/beta"
