@@ -264,3 +264,32 @@ def test_subscription_next_nowait() -> None:
     assert second is not None
     assert sub.version == 2
     assert sub.next_nowait() is None  # ended: reported by __anext__, not here
+
+
+def test_subscription_ready_says_whether_anext_would_wait() -> None:
+    from a2a_actors.protocol.models import Message, Part, Role, StreamResponse
+
+    message = Message(message_id="m", role=Role.AGENT, parts=(Part(text="m"),))
+    snapshot = _task()
+    fanout = Fanout("t")
+    sub, closed, dropped = fanout.subscribe(4), fanout.subscribe(4), fanout.subscribe(1)
+    assert not sub.ready()  # open and empty: __anext__ would wait
+    fanout.publish(
+        1, StreamResponse(message=message), final=False, snapshot=snapshot, snapshot_version=1
+    )
+    assert sub.ready()  # an event is buffered
+    assert sub.next_nowait() is not None
+    assert not sub.ready()
+    closed.close()
+    assert closed.ready()  # closed: __anext__ ends at once
+    fanout.publish(
+        2, StreamResponse(message=message), final=False, snapshot=snapshot, snapshot_version=2
+    )
+    assert dropped.dropped  # its buffer of one overflowed
+    assert dropped.ready()  # __anext__ raises SubscriberDropped at once
+    fanout.publish(
+        3, StreamResponse(message=message), final=True, snapshot=snapshot, snapshot_version=3
+    )
+    assert sub.next_nowait() is not None
+    assert sub.next_nowait() is not None
+    assert sub.ready()  # ended: __anext__ stops at once
