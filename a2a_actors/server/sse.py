@@ -154,17 +154,17 @@ class StreamHub:
         Returns:
             The opened stream, or the error it failed with before its first event.
         """
-        tg = self._tg
-        if tg is None:
-            return ServerBusyError("The server is not accepting streams", retry_after=1.0)
-        send, receive = anyio.create_memory_object_stream[_Item](0)
         scope = anyio.CancelScope()
+        refused = self.track(scope)  # close() cancels it even before the pump has entered it
+        if refused is not None:
+            return refused
+        assert self._tg is not None  # tracked: the hub is attached
+        send, receive = anyio.create_memory_object_stream[_Item](0)
         handoff = _Handoff()
-        self._open.add(scope)  # close() cancels it even before the pump has entered it
         try:
-            tg.start_soon(self._pump, factory, send, receive, scope, handoff)
-        except Exception:  # the task group is no longer running: shutting down
-            self._open.discard(scope)
+            self._tg.start_soon(self._pump, factory, send, receive, scope, handoff)
+        except RuntimeError:  # the task group is no longer running: shutting down
+            self.untrack(scope)
             send.close()
             receive.close()
             return ServerBusyError("The server is shutting down", retry_after=1.0)
@@ -221,7 +221,7 @@ class StreamHub:
                     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                         return
         finally:
-            self._open.discard(scope)
+            self.untrack(scope)
             if handoff.result is None:  # cancelled (shutting down) before it reported
                 handoff.report(ServerBusyError("The server is shutting down", retry_after=1.0))
             handoff.exited = True
