@@ -99,13 +99,21 @@ _NO_QUERY = _NoQuery()
 
 
 class _BodyReader:
-    """The request body from ``receive``, chunk by chunk; keeps every message it received."""
+    """The request body from ``receive``, chunk by chunk; keeps every message it received.
 
-    __slots__ = ("_done", "_receive", "disconnected", "messages")
+    With ``expected`` (the request's Content-Length) reading ends once that many bytes
+    came, without waiting for the server's closing ``more_body: False`` message: the
+    server has framed the body by that length, so nothing more can belong to it (a later
+    message is ``http.request`` with no body, or ``http.disconnect``).
+    """
 
-    def __init__(self, receive: Receive) -> None:
+    __slots__ = ("_done", "_expected", "_receive", "_size", "disconnected", "messages")
+
+    def __init__(self, receive: Receive, expected: int | None = None) -> None:
         self._receive = receive
         self._done = False
+        self._expected = expected
+        self._size = 0
         self.disconnected = False
         self.messages: list[Message] = []
 
@@ -120,9 +128,10 @@ class _BodyReader:
         if message["type"] != "http.request":
             self._done = self.disconnected = True
             raise StopAsyncIteration
-        if not message.get("more_body", False):
-            self._done = True
         body: bytes = message.get("body", b"")
+        self._size += len(body)
+        if not message.get("more_body", False) or self._size == self._expected:
+            self._done = True
         return body
 
 
@@ -209,10 +218,10 @@ class JsonRpcFastPath:
         if isinstance(admitted, Answer) or admitted.denied is not None:
             await self._quart(scope, receive, send)  # nothing received yet
             return
-        reader = _BodyReader(receive)
         content_length = get_content_length(
             headers.get("content-length"), headers.get("transfer-encoding")
         )
+        reader = _BodyReader(receive, content_length)
         body: bytes | None = None
         try:
             with anyio.move_on_after(self._app.config["BODY_TIMEOUT"]):
