@@ -235,12 +235,12 @@ class TaskActor(Scheduling):
     # -- the actor's life ------------------------------------------------------------
 
     def attach(self, handle: object) -> None:
-        """Bind the anyio task handle returned by ``start_soon(actor.run)``.
+        """Bind what spawning ``actor.run`` returned (see :mod:`.spawning`).
 
-        From anyio 4.14 every spawned task has a handle with its own cancel scope around
-        the task; the actor cancels that scope instead of opening a second one (which
-        would cost about 600 bytes per parked task). With older anyio (no handle), the
-        actor opens its own scope in :meth:`run`.
+        From anyio 4.14 a task spawned by an anyio task group has a handle with its own
+        cancel scope around the task; the actor cancels that scope instead of opening a
+        second one (which would cost about 600 bytes per parked task). Without a handle
+        (a trio nursery, or an older anyio) the actor opens its own scope in :meth:`run`.
         """
         if callable(getattr(handle, "cancel", None)):
             self._interrupt = cast("_Cancellable", handle)
@@ -256,7 +256,7 @@ class TaskActor(Scheduling):
         # One coroutine frame for the whole life: a parked task keeps every frame of its
         # await chain alive, so the steps are inlined here rather than split up.
         own_scope = anyio.CancelScope() if self._interrupt is None else _NO_SCOPE
-        with own_scope as scope:  # only with anyio < 4.14 (no task handle to cancel)
+        with own_scope as scope:  # only without a task handle to cancel (see attach)
             if scope is not None:
                 self._interrupt = scope
                 if self._cancel_requested:

@@ -40,7 +40,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
-import anyio.abc
 import msgspec
 
 from ..protocol.errors import ServerBusyError, TaskNotFoundError, UnsupportedOperationError
@@ -61,6 +60,7 @@ from .agent import Agent
 from .fanout import Subscription
 from .publication import EventObserver
 from .retention import Retention
+from .spawning import Spawn
 
 if TYPE_CHECKING:
     from .supervisor import Supervisor
@@ -83,13 +83,13 @@ class TaskRoster:
     _observers: tuple[EventObserver, ...]
     _id_factory: Callable[[], str]
     _actors: dict[str, TaskActor]
-    _tg: anyio.abc.TaskGroup | None
+    _spawn: Spawn | None
 
-    def _require_running(self) -> anyio.abc.TaskGroup:
-        tg = self._tg
-        if tg is None:
+    def _require_running(self) -> Spawn:
+        spawn = self._spawn
+        if spawn is None:
             raise ServerBusyError("the supervisor is not running")
-        return tg
+        return spawn
 
     # -- live actors -------------------------------------------------------------------
 
@@ -110,7 +110,7 @@ class TaskRoster:
         Raises:
             ServerBusyError: Too many live tasks (nothing was created), or not running.
         """
-        tg = self._require_running()
+        spawn = self._require_running()
         self._admission.admit()
         try:
             message = request.message
@@ -143,7 +143,7 @@ class TaskRoster:
             with anyio.CancelScope(shield=True):
                 await self._undo(actor, sub)
             raise
-        actor.attach(tg.start_soon(actor.run))
+        actor.attach(spawn(actor.run))
         return actor, sub
 
     async def _undo(self, actor: TaskActor, sub: Subscription | None) -> None:
@@ -224,7 +224,7 @@ class TaskRoster:
         """An actor for a stored interrupted task whose process is gone (e.g. after a
         restart): its agent starts again from the beginning, with the task's history and
         the client's new message (``ctx.resumed`` is true)."""
-        tg = self._require_running()
+        spawn = self._require_running()
         self._admission.admit()
         last_user = next((m for m in reversed(record.task.history) if m.role is Role.USER), None)
         actor = TaskActor(
@@ -236,7 +236,7 @@ class TaskRoster:
         )
         actor.restore_published(record.task, record.version)
         self._actors[record.task.id] = actor
-        actor.attach(tg.start_soon(actor.run))
+        actor.attach(spawn(actor.run))
         return actor
 
     async def _cancel_stored(self, record: StoredTask, metadata: dict[str, Any] | None) -> Task:

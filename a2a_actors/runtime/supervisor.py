@@ -75,6 +75,7 @@ from .agent import Agent, Delegator, as_agent
 from .publication import EventObserver
 from .queries import TaskQueries
 from .retention import Retention
+from .spawning import actor_nursery
 from .streams import TaskStreams
 
 __all__ = ("EventObserver", "Supervisor", "SupervisorStatistics")
@@ -169,7 +170,7 @@ class Supervisor(TaskStreams, TaskQueries):
         self._id_factory = id_factory
         self._actors = {}
         self._dropped_subscribers = 0
-        self._tg = None
+        self._spawn = None
         self._host_tg: anyio.abc.TaskGroup | None = None
         self._keep_interrupted = keep_interrupted
 
@@ -204,18 +205,18 @@ class Supervisor(TaskStreams, TaskQueries):
         Raises:
             RuntimeError: The supervisor is already running.
         """
-        if self._tg is not None:
+        if self._spawn is not None:
             raise RuntimeError("this supervisor is already running")
         await self._recover()
         try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
+            async with anyio.create_task_group() as tg, actor_nursery(tg) as spawn:
+                self._spawn = spawn
                 if self._retention.ttl is not None:
                     tg.start_soon(self._sweep, self._retention.ttl)
                 task_status.started(self)
                 await anyio.sleep_forever()
         finally:
-            self._tg = None
+            self._spawn = None
             with anyio.CancelScope(shield=True):
                 for actor in list(self._actors.values()):
                     if self._keep_interrupted and actor.machine.interrupted:
