@@ -98,23 +98,26 @@ async def serve_stream(
     encoding: Encoding,
     receive: Receive,
     send: Send,
+    scope: anyio.CancelScope,
 ) -> None:
     """Answer the decoded streaming ``call`` over ASGI (see the module docstring).
 
-    Never raises for the stream's own errors (they are answered). Returns when the
-    stream ended, the client disconnected, or the server shut down; on cancellation the
-    runtime stream has been left before the cancellation propagates.
+    ``scope`` is the cancel scope the caller runs this in (already entered, no deadline):
+    server shutdown and the disconnect watcher end the stream by cancelling it, so that
+    cancellation propagates out of here to the caller's ``with``.
+
+    Never raises for the stream's own errors (they are answered). Returns when the stream
+    ended; on cancellation the runtime stream has been left before the cancellation
+    propagates.
     """
     headers = service.response_headers(ctx)
-    scope = anyio.CancelScope()
     refused = service.hub.track(scope)
     if refused is not None:
         await send_answer(send, error_answer(encoding, call.id, refused, headers=headers))
         return
     watch = _Watch(service.hub, receive, scope)
     try:
-        with scope:
-            await _Stream(service, call, encoding, headers, send, watch).run(ctx)
+        await _Stream(service, call, encoding, headers, send, watch).run(ctx)
     finally:
         watch.stop()
         service.hub.untrack(scope)
@@ -231,10 +234,14 @@ class _Stream:
                 )
                 return
             data += encode_event(self._encoding.error(call.id, error), event="error")
-        self._watch.stop()
         if not started:  # the stream ended before the answer began: one body, its length known
             await send(self._start(len(data)))
-        await send({"type": "http.response.body", "body": data, "more_body": False})
+        if data:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+        # The end is a message of its own, as Quart sends it (Quart's asyncio test client
+        # knows the end of an answer only by an empty body).
+        self._watch.stop()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _start(self, length: int | None) -> Message:
         headers = _SSE_HEADERS if length is None else [*_SSE_HEADERS, _length(length)]

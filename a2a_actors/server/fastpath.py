@@ -32,6 +32,7 @@ then dropped by the server. A stream is (see :mod:`.asgi_stream`).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -44,7 +45,7 @@ from a2a_actors.protocol.jsonrpc import decode_envelope
 
 from .asgi_stream import send_answer, serve_stream
 from .checks import HTTPRefusal, read_body
-from .jsonrpc import STREAMING, admit, decode_call, run_unary
+from .jsonrpc import STREAMING, Admitted, admit, decode_call, run_unary
 from .responses import Answer, rest_error_answer
 from .service import A2AService, base_url
 from .sse import as_a2a_error
@@ -223,21 +224,41 @@ class JsonRpcFastPath:
         )
         reader = _BodyReader(receive, content_length)
         body: bytes | None = None
-        try:
-            with anyio.move_on_after(self._app.config["BODY_TIMEOUT"]):
+        answering = False
+        # One cancel scope for the whole call: its deadline bounds reading the body, and a
+        # stream then runs in it (shutdown and a departed client cancel it).
+        timeout = anyio.CancelScope(
+            deadline=anyio.current_time() + self._app.config["BODY_TIMEOUT"]
+        )
+        with timeout:
+            try:
                 body = await read_body(content_length, reader, service.config.max_body_bytes)
-        except HTTPRefusal:
-            body = None
-        if body is None or reader.disconnected:
+            except HTTPRefusal:
+                body = None
+            if body is not None and not reader.disconnected:
+                timeout.deadline = math.inf
+                answering = True
+                await self._answer(body, headers, admitted, timeout, receive, send)
+        if not answering:
             await self._quart(scope, _replay(reader.messages, receive), send)
-            return
+
+    async def _answer(
+        self,
+        body: bytes,
+        headers: _ScopeHeaders,
+        admitted: Admitted,
+        scope: anyio.CancelScope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        service = self._service
         try:
             decoded = decode_call(service, admitted, decode_envelope(body), headers, _NO_QUERY)
             if isinstance(decoded, Answer):
                 answer = decoded
             elif decoded.call.method.name in STREAMING:
                 await serve_stream(
-                    service, decoded.call, decoded.ctx, decoded.encoding, receive, send
+                    service, decoded.call, decoded.ctx, decoded.encoding, receive, send, scope
                 )
                 return
             else:
