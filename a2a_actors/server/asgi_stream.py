@@ -16,11 +16,10 @@ sends a ``: ping`` comment.
 
 A helper task in the hub's task group watches ``receive`` for ``http.disconnect`` and
 cancels the stream when it comes (ASGI servers drop later sends silently, so without it an
-idle stream would outlive its client). It starts once the stream has waited
-:data:`WATCH_AFTER` seconds for an event, so a short stream never pays for it, and a client
-that leaves is noticed that much later at most. Entering the stream (admission, an inline
-push config's check, a store read) is not watched, as for the unary calls of the fast path.
-The wait for the first ping starts when the watcher does.
+idle stream would outlive its client). It starts once the stream has been open
+:data:`WATCH_AFTER` seconds (the hub's coarse timers, :mod:`.later`, may add up to a tenth
+of a second), so a short stream never pays for it, nor for a timer of its own, and a
+client that leaves is noticed that much later at most.
 
 The stream is registered with the app's :class:`~.sse.StreamHub`, so server shutdown ends
 it like any other, and it is refused (``ServerBusyError``, before anything was sent) while
@@ -62,8 +61,8 @@ _SSE_HEADERS = [
 _JSON_HEADER = (b"content-type", JSON.encode())
 _PING = encode_comment("ping")
 
-#: Seconds a stream waits for an event before it starts watching for the client leaving.
-#: Most streams of short tasks end sooner and never pay for the watcher task.
+#: Seconds a stream is open before it starts watching for the client leaving. Most
+#: streams of short tasks end sooner and never pay for the watcher task.
 WATCH_AFTER = 0.5
 
 
@@ -116,6 +115,7 @@ async def serve_stream(
         await send_answer(send, error_answer(encoding, call.id, refused, headers=headers))
         return
     watch = _Watch(service.hub, receive, scope)
+    service.hub.later.call(WATCH_AFTER, watch.start)
     try:
         await _Stream(service, call, encoding, headers, send, watch).run(ctx)
     finally:
@@ -124,7 +124,7 @@ async def serve_stream(
 
 
 class _Watch:
-    """The disconnect watcher of one stream, started once the stream waits long enough.
+    """The disconnect watcher of one stream, started once the stream is open long enough.
 
     It runs in the hub's task group (no task group per request), and :meth:`stop` ends it.
     """
@@ -137,11 +137,6 @@ class _Watch:
         self._receive = receive
         self._scope = scope
         self._cancel: anyio.CancelScope | None = None
-
-    @property
-    def started(self) -> bool:
-        """Whether :meth:`start` has started the watcher."""
-        return self._cancel is not None
 
     def start(self) -> None:
         """Watch from now on (idempotent; a no-op once the hub has closed or after stop)."""
@@ -260,18 +255,13 @@ class _Stream:
     ) -> StreamResponse | None:
         """The next event (None at the end).
 
-        Starts the disconnect watcher once a wait has lasted :data:`WATCH_AFTER` seconds,
-        then (with ``ping``) sends a ping after each ``ping_interval`` of further silence.
-        Cancelling the wait loses nothing: runtime subscriptions keep an event they have
-        not returned.
+        With ``ping`` (once the answer has started) a ping goes out after each
+        ``ping_interval`` of silence. Cancelling the wait loses nothing: runtime
+        subscriptions keep an event they have not returned.
         """
-        if ready is not None and ready():
+        if (ready is not None and ready()) or not ping or self._ping is None:
             return await anext(iterator, None)
-        if not self._watch.started:
-            with anyio.move_on_after(WATCH_AFTER):
-                return await anext(iterator, None)
-            self._watch.start()
         while True:
-            with anyio.move_on_after(self._ping if ping else None):
+            with anyio.move_on_after(self._ping):
                 return await anext(iterator, None)
             await self._send({"type": "http.response.body", "body": _PING, "more_body": True})

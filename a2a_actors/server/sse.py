@@ -46,6 +46,8 @@ from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.protocol.sse import encode_comment, encode_event
 from a2a_actors.runtime import SubscriberDropped
 
+from .later import Later
+
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -103,14 +105,18 @@ class StreamHub:
     def __init__(self) -> None:
         self._tg: TaskGroup | None = None
         self._open: set[anyio.CancelScope] = set()
+        #: Coarse timers for the streams' helpers, run in the same task group.
+        self.later = Later()
 
     def attach(self, task_group: TaskGroup | None) -> None:
         """Use ``task_group`` for pumps from now on (``None``: refuse new streams)."""
         self._tg = task_group
+        self.later.attach(task_group)
 
     def close(self) -> None:
         """Refuse new streams and end every open one (their bodies then finish)."""
         self._tg = None
+        self.later.attach(None)
         for scope in list(self._open):
             scope.cancel()
 
