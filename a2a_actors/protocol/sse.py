@@ -90,6 +90,8 @@ def encode_event(
             ``str`` argument cannot be encoded as UTF-8 (lone surrogates).
     """
     raw = data.encode() if isinstance(data, str) else data
+    if event is None and id is None and retry is None and b"\n" not in raw and b"\r" not in raw:
+        return b"data: " + raw + b"\n\n"  # the common case: one line of JSON
     parts: list[bytes] = []
     if event is not None:
         parts.append(b"event: " + _field("event", event) + b"\n")
