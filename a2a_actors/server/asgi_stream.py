@@ -208,11 +208,13 @@ class _Stream:
                 while event is not None:
                     data += self._chunk(event)
                     if pending is not None:
-                        # Let producers that are ready to run publish first: their events
-                        # then share this chunk (one send, one write) instead of trailing it.
-                        await anyio.lowlevel.checkpoint()
-                        while (more := pending()) is not None:
-                            data += self._chunk(more)
+                        data = self._drain(data, pending)
+                        if ready is None or not ready():
+                            # Let producers that are ready to run publish first: their
+                            # events then share this chunk (one send, one write) instead
+                            # of trailing it.
+                            await anyio.lowlevel.checkpoint()
+                            data = self._drain(data, pending)
                     if ready is None or not ready():  # the next event is not here yet
                         if not started:
                             await send(self._start(None))
@@ -237,6 +239,11 @@ class _Stream:
         # knows the end of an answer only by an empty body).
         self._watch.stop()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _drain(self, data: bytes, pending: Callable[[], StreamResponse | None]) -> bytes:
+        while (event := pending()) is not None:
+            data += self._chunk(event)
+        return data
 
     def _start(self, length: int | None) -> Message:
         headers = _SSE_HEADERS if length is None else [*_SSE_HEADERS, _length(length)]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import time
 from collections.abc import Callable
 
 import anyio
@@ -60,7 +61,7 @@ class Later:
         tg = self._tg
         if tg is None:
             return
-        heapq.heappush(self._heap, (anyio.current_time() + delay, next(self._order), callback))
+        heapq.heappush(self._heap, (time.monotonic() + delay, next(self._order), callback))
         if not self._running:
             try:
                 tg.start_soon(self._run)
@@ -73,10 +74,10 @@ class Later:
         try:
             heap = self._heap
             while heap:
-                wait = heap[0][0] - anyio.current_time()
+                wait = heap[0][0] - time.monotonic()
                 if wait > 0:
                     await anyio.sleep(max(wait, self._tick))
-                now = anyio.current_time()
+                now = time.monotonic()
                 while heap and heap[0][0] <= now:
                     callback = heapq.heappop(heap)[2]
                     try:
