@@ -8,7 +8,8 @@ waits up to ``ServerConfig.graceful_timeout`` for requests in flight, then the a
 lifespan stops the runtime. Hypercorn never installs signal handlers here; the CLI does.
 
 The socket is bound here (so ``port=0`` works on both backends) and handed to Hypercorn as
-``fd://N``.
+``fd://N``. Answers carry no ``Server`` header: it would only tell a client which software
+answers (and Hypercorn would validate and write it on every answer).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ async def serve(
     hyper.bind = [f"fd://{sock.detach()}"]
     hyper.graceful_timeout = service.config.graceful_timeout
     hyper.accesslog = None
+    hyper.include_server_header = False
     hyper.errorlog = logging.getLogger("hypercorn.error")
 
     stop = anyio.Event()

@@ -64,6 +64,7 @@ async def test_a_stream_over_before_its_answer_starts_is_sent_whole() -> None:
                     headers, payload, rest = await _answer(sock, rest)
                     assert headers[b"content-type"] == b"text/event-stream"
                     assert b"transfer-encoding" not in headers
+                    assert b"server" not in headers  # serve() does not advertise Hypercorn
                     events = SSEParser().feed(payload)
                     results = [json.loads(event.data)["result"] for event in events]
                     assert "task" in results[0]
