@@ -10,7 +10,7 @@ functions as the Quart route (:func:`~.jsonrpc.admit`, :func:`~.checks.read_body
 :func:`~.jsonrpc.decode_call`, then :func:`~.jsonrpc.run_unary`), in the same order, and
 sends the answer as ``http.response.start`` + ``http.response.body`` with the same headers
 (``Content-Type``, ``Content-Length``, ``A2A-Extensions``, ``Retry-After``). Streaming calls
-are answered by :func:`~.asgi_stream.serve_stream`, with the same SSE bytes as the route.
+are answered by :func:`~.asgi_stream.serve_stream`, with the same SSE events as the route.
 
 Everything else falls back to the Quart app unchanged: every refusal made before or while
 reading the body (401, -32005, 413, a disconnect, a body timeout: Quart answers those, with
