@@ -258,7 +258,7 @@ class _Stream:
         iterator: AsyncIterator[StreamResponse],
         ready: Callable[[], bool] | None,
         *,
-        ping: bool = True,
+        ping: bool,
     ) -> StreamResponse | None:
         """The next event (None at the end).
 

@@ -224,7 +224,6 @@ class JsonRpcFastPath:
         )
         reader = _BodyReader(receive, content_length)
         body: bytes | None = None
-        answering = False
         # One cancel scope for the whole call: its deadline bounds reading the body, and a
         # stream then runs in it (shutdown and a departed client cancel it).
         timeout = anyio.CancelScope(
@@ -237,9 +236,8 @@ class JsonRpcFastPath:
                 body = None
             if body is not None and not reader.disconnected:
                 timeout.deadline = math.inf
-                answering = True
                 await self._answer(body, headers, admitted, timeout, receive, send)
-        if not answering:
+        if body is None or reader.disconnected:  # not answered here: Quart answers
             await self._quart(scope, _replay(reader.messages, receive), send)
 
     async def _answer(
