@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol, TypeAlias, overload
 
 from ..protocol.card import AgentExtension, AgentSkill
+from .handlers import check_handler
 
 if TYPE_CHECKING:
     from ..protocol.models import Message
@@ -68,6 +69,9 @@ class Agent:
     extensions: tuple[AgentExtension, ...] = ()
     input_modes: tuple[str, ...] = _TEXT
     output_modes: tuple[str, ...] = _TEXT
+
+    def __post_init__(self) -> None:
+        check_handler(self.handler)  # refused now, not at every task (see .handlers)
 
 
 @overload
@@ -131,7 +135,8 @@ def as_agent(obj: object) -> Agent:
     used when present), or an async callable of a context.
 
     Raises:
-        TypeError: ``obj`` is none of these.
+        TypeError: ``obj`` is none of these, or its handler is not an ``async def`` of one
+            argument (see :mod:`.handlers`).
     """
     if isinstance(obj, Agent):
         return obj

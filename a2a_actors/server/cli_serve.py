@@ -5,8 +5,10 @@ server accepts requests; logs go to stderr. A signal shuts the server down grace
 the process exits with status 0.
 
 ``MODULE:ATTR`` names an ``Agent``, an async function of a ``TaskContext``, an object with
-``handle``, or a :class:`~a2a_actors.server.config.ServedAgent` (whose configuration is
-the starting point the flags below are applied to).
+``async def handle(self, ctx)``, or a :class:`~a2a_actors.server.config.ServedAgent` (whose
+configuration is the starting point the flags below are applied to). Anything else (a plain
+``def``, a class, a function of two arguments...) is refused before serving, with one line
+on stderr and exit status 2.
 
 ``--store`` chooses where tasks live. ``memory`` (the default) keeps them in the process:
 right for embedding, tests and stateless demos; everything is gone at exit.
@@ -41,6 +43,7 @@ from typing import Any
 
 import anyio
 
+from a2a_actors.runtime import as_agent
 from a2a_actors.stores import SQLiteTaskStore, StoreError
 
 from .app import create_app
@@ -203,7 +206,6 @@ def _fail(message: str, status: int) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Serve ``args.target`` until a signal; the exit status."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     try:
         target = load_target(args.target)
     except TargetError as exc:
@@ -212,9 +214,11 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(target, ServedAgent):
         base, target = target.config, target.agent
     try:
+        target = as_agent(target)  # a handler that can never work is refused here
         db = parse_store(args.store)
         config = _config(base, args)
     except (TypeError, ValueError) as exc:
         return _fail(str(exc), 2)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     status: int = anyio.run(_serve_until_signal, target, config, args, db, backend=args.backend)
     return status
