@@ -1,8 +1,10 @@
 """The task lifecycle: every state rule of A2A 1.0 lives in this file.
 
 Rule 1: everything that decides whether a task may change lives here, as data
-(:data:`TRANSITIONS`, :data:`TERMINAL_STATES`, :data:`INTERRUPTED_STATES`) and in
-:class:`TaskMachine`, which applies one change at a time to one task.
+(:data:`TRANSITIONS`, :data:`TERMINAL_STATES`, :data:`INTERRUPTED_STATES`,
+:data:`SETTLED_STATES`), as pure checks (:func:`accepts_input`, :func:`check_cancelable`)
+and in :class:`TaskMachine`, which applies one change at a time to one task. The runtime
+and the server use these definitions; neither restates them.
 
 Rule 2: this file knows nothing about actors, HTTP or time sources. It takes typed inputs
 (a user message, a status change, an artifact chunk) and returns the typed events those
@@ -57,10 +59,13 @@ from .models import (
 __all__ = (
     "ACTIVE_STATES",
     "INTERRUPTED_STATES",
+    "SETTLED_STATES",
     "TERMINAL_STATES",
     "TRANSITIONS",
     "TaskMachine",
+    "accepts_input",
     "apply_history_length",
+    "check_cancelable",
     "is_terminal",
 )
 
@@ -69,6 +74,9 @@ S = TaskState
 TERMINAL_STATES: frozenset[TaskState] = frozenset({S.COMPLETED, S.FAILED, S.CANCELED, S.REJECTED})
 INTERRUPTED_STATES: frozenset[TaskState] = frozenset({S.INPUT_REQUIRED, S.AUTH_REQUIRED})
 ACTIVE_STATES: frozenset[TaskState] = frozenset({S.SUBMITTED, S.WORKING})
+#: States at which a task waits for its client or is over: a blocking SendMessage returns
+#: and a stream of the task ends.
+SETTLED_STATES: frozenset[TaskState] = TERMINAL_STATES | INTERRUPTED_STATES
 
 TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
     S.SUBMITTED: frozenset({S.WORKING, *INTERRUPTED_STATES, *TERMINAL_STATES}),
@@ -86,6 +94,28 @@ TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
 def is_terminal(state: TaskState) -> bool:
     """Whether ``state`` is terminal (the task can never change again)."""
     return state in TERMINAL_STATES
+
+
+def accepts_input(state: TaskState) -> bool:
+    """Whether a task in ``state`` takes a client message: only while it is interrupted.
+
+    A2A 1.0 allows messages to a SUBMITTED or WORKING task (MAY); we refuse them, because an
+    agent reads input only when it asks for it (INPUT_REQUIRED / AUTH_REQUIRED), and a
+    message it never reads would be silently lost. A terminal task takes nothing.
+    """
+    return state in INTERRUPTED_STATES
+
+
+def check_cancelable(task_id: str, state: TaskState) -> None:
+    """Refuse to cancel a task in ``state`` unless it can be: every non-terminal state can.
+
+    Raises:
+        TaskNotCancelableError: ``state`` is terminal.
+    """
+    if state in TERMINAL_STATES:
+        raise TaskNotCancelableError(
+            f"Task {task_id} is in terminal state: {state.value}", metadata={"taskId": task_id}
+        )
 
 
 def apply_history_length(task: Task, history_length: int | None) -> Task:
@@ -170,8 +200,9 @@ class TaskMachine:
 
     @property
     def interrupted(self) -> bool:
-        """Whether the task waits for its client (INPUT_REQUIRED or AUTH_REQUIRED)."""
-        return self.status.state in INTERRUPTED_STATES
+        """Whether the task waits for its client (INPUT_REQUIRED or AUTH_REQUIRED), the
+        only states that accept client input (:func:`accepts_input`)."""
+        return accepts_input(self.status.state)
 
     @property
     def metadata(self) -> JSONObject | None:
@@ -275,11 +306,7 @@ class TaskMachine:
         Raises:
             TaskNotCancelableError: The task is already terminal; nothing changed.
         """
-        if self.terminal:
-            raise TaskNotCancelableError(
-                f"Task {self.task_id} is in terminal state: {self.status.state.value}",
-                metadata={"taskId": self.task_id},
-            )
+        check_cancelable(self.task_id, self.status.state)
         return self.set_status(S.CANCELED, timestamp=timestamp, message=message)
 
     def add_artifact(

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
 
-from ..protocol.models import Message, StreamResponse, Task, TaskState
-from ..protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
+from ..protocol.models import Message, StreamResponse, Task
+from ..protocol.state import SETTLED_STATES, TERMINAL_STATES
 from ..stores.base import StoredTask
 from .fanout import Fanout, Subscription
 
@@ -41,10 +41,6 @@ if TYPE_CHECKING:
     from .supervisor import Supervisor
 
 __all__ = ("SETTLED_STATES", "EventObserver", "Publication")
-
-
-#: States at which a blocking SendMessage returns and a stream ends.
-SETTLED_STATES: frozenset[TaskState] = TERMINAL_STATES | INTERRUPTED_STATES
 
 
 class EventObserver(Protocol):

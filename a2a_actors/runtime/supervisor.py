@@ -64,9 +64,9 @@ from uuid import uuid4
 import anyio
 import anyio.abc
 
-from ..protocol.models import Message, Task, utc_now
+from ..protocol.models import Message, Task
 from ..protocol.requests import SendMessageRequest
-from ..protocol.state import INTERRUPTED_STATES, TaskMachine, apply_history_length
+from ..protocol.state import INTERRUPTED_STATES, apply_history_length, check_cancelable
 from ..stores.base import TaskStore
 from ..stores.memory import MemoryTaskStore
 from .actor import SHUTDOWN_TEXT, ActorStatistics, TaskActor
@@ -337,8 +337,7 @@ class Supervisor(TaskStreams, TaskQueries):
         actor = self._visible(task_id, caller)
         if actor is None:
             return await self._cancel_stored(await self._stored(task_id, caller), metadata)
-        if actor.machine.terminal:  # ended, not yet published: the machine says why
-            TaskMachine.restore(actor.machine.snapshot()).cancel(timestamp=utc_now())
+        check_cancelable(task_id, actor.machine.state)  # ended, not yet published
         actor.request_cancel(metadata)
         await actor.wait_ended()
         assert actor.published is not None

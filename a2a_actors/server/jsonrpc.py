@@ -16,11 +16,9 @@ same 1.0 calls and answered in the 0.3 form (:data:`V0_3`); the dispatch is shar
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
-
-from quart import Request, Response
+from typing import Any, ClassVar
 
 from a2a_actors.protocol import jsonrpc, legacy_v0_3
 from a2a_actors.protocol.errors import A2AError, UnauthenticatedError
@@ -31,37 +29,32 @@ from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
 
 from .checks import (
     HeaderLookup,
-    HTTPRefusal,
     Lookup,
     check_content_type,
     is_legacy,
     is_supported_v1,
-    read_body,
     requested_version,
     version_error,
 )
 from .methods import CallContext, Methods
-from .responses import Answer, answer_response, error_headers, jsonrpc_status
-from .service import A2AService, request_base_url
-from .sse import StreamFactory, as_a2a_error, sse_response
+from .responses import Answer, Encoding, as_a2a_error, error_answer, jsonrpc_status
+from .service import A2AService
+from .sse import StreamCall, StreamFactory
 
 __all__ = (
+    "STREAMING",
     "STREAMING_NAMES",
+    "UNARY",
     "V0_3",
     "V1_0",
     "Admitted",
     "Decoded",
-    "Encoding",
     "admit",
     "decode_call",
-    "dispatch",
-    "error_answer",
-    "error_response",
-    "handle_jsonrpc",
     "run_unary",
 )
 
-_FINAL_STATES = TERMINAL_STATES | INTERRUPTED_STATES
+_FINAL_STATES = SETTLED_STATES
 _PUBLIC_METHODS = frozenset({"GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard"})
 
 Unary = Callable[[Methods, Any, CallContext], Awaitable[object]]
@@ -102,14 +95,6 @@ STREAMING: dict[str, Streaming] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Encoding:
-    """How answers of one protocol version are written."""
-
-    result: Callable[[RequestId, object], bytes]
-    error: Callable[[RequestId, A2AError], bytes]
-
-
 def _v0_3_result(request_id: RequestId, result: object) -> bytes:
     final = None
     if isinstance(result, StreamResponse) and result.status_update is not None:
@@ -119,77 +104,75 @@ def _v0_3_result(request_id: RequestId, result: object) -> bytes:
 
 
 #: A2A 1.0 answers.
-V1_0 = Encoding(jsonrpc.encode_result, jsonrpc.encode_error)
+V1_0 = Encoding(jsonrpc.encode_result, jsonrpc.encode_error, jsonrpc_status)
 #: A2A 0.3 answers (``kind`` tags, lower-case states, ``"data": null`` errors).
-V0_3 = Encoding(_v0_3_result, legacy_v0_3.encode_error_v0_3)
-
-
-def error_answer(
-    encoding: Encoding,
-    request_id: RequestId,
-    error: A2AError,
-    *,
-    status: int | None = None,
-    headers: Mapping[str, str] | None = None,
-    challenge: str = "",
-) -> Answer:
-    """A JSON-RPC error answer in ``encoding`` (HTTP status per :func:`jsonrpc_status`)."""
-    return Answer(
-        encoding.error(request_id, error),
-        jsonrpc_status(error) if status is None else status,
-        {**error_headers(error, challenge=challenge), **(headers or {})},
-    )
-
-
-def error_response(
-    encoding: Encoding,
-    request_id: RequestId,
-    error: A2AError,
-    *,
-    status: int | None = None,
-    headers: Mapping[str, str] | None = None,
-    challenge: str = "",
-) -> Response:
-    """:func:`error_answer` as a Quart response."""
-    return answer_response(
-        error_answer(
-            encoding, request_id, error, status=status, headers=headers, challenge=challenge
-        )
-    )
+V0_3 = Encoding(_v0_3_result, legacy_v0_3.encode_error_v0_3, jsonrpc_status)
 
 
 @dataclass(frozen=True, slots=True)
 class Admitted:
-    """A request that passed the checks made before its body is read.
+    """A request that passed the checks made before its body is read: an
+    :class:`~.asgi.Exchange` that answers the body.
 
     Attributes:
+        service: The served agent.
         ctx: The call context (anonymous when ``denied``).
+        headers: The request headers.
+        query: The query arguments (``A2A-Version`` may come as one).
         denied: Set when credentials were missing or invalid but the extended card is
             public: only GetExtendedAgentCard may then be answered.
         challenge: The ``WWW-Authenticate`` value of a 401 answer.
     """
 
+    read: ClassVar[bool] = True
+
+    service: A2AService
     ctx: CallContext
+    headers: Lookup
+    query: Lookup
     denied: UnauthenticatedError | None = None
     challenge: str = ""
+
+    def refuse(self, error: A2AError, status: int) -> Answer:
+        """A body refused at the HTTP level (408, 413): a JSON-RPC error with ``status``."""
+        return error_answer(V1_0, None, error, status=status)
+
+    def respond(self, body: bytes) -> Answer | StreamCall | Coroutine[Any, Any, Answer]:
+        """The answer to ``body``: a refusal, the stream, or the unary call that answers."""
+        decoded = decode_call(self, jsonrpc.decode_envelope(body))
+        if isinstance(decoded, Answer):
+            return decoded
+        call, ctx, service = decoded.call, decoded.ctx, self.service
+        streaming = STREAMING.get(call.method.name)
+        if streaming is None:
+            return run_unary(service, call, ctx, decoded.encoding)
+        return StreamCall(
+            streaming(service.methods, call.params, ctx),
+            decoded.encoding,
+            call.id,
+            service.response_headers(ctx),
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
-    """A decoded call, ready for :func:`dispatch` (or :func:`run_unary`)."""
+    """A decoded call, ready for :func:`run_unary` or its stream."""
 
     call: Call
     ctx: CallContext
     encoding: Encoding
 
 
-def admit(service: A2AService, headers: HeaderLookup, base_url: str) -> Admitted | Answer:
+def admit(
+    service: A2AService, headers: HeaderLookup, base_url: str, query: Lookup
+) -> Admitted | Answer:
     """The checks before the body is read, in order: credentials (401), Content-Type.
 
     Args:
         service: The served agent.
         headers: The request headers.
         base_url: The request's base URL (see :func:`~.service.base_url`).
+        query: The query arguments.
 
     Returns:
         The admitted request, or the refusal to answer with (the body left unread).
@@ -206,24 +189,20 @@ def admit(service: A2AService, headers: HeaderLookup, base_url: str) -> Admitted
         check_content_type(headers.get("Content-Type"))
     except A2AError as exc:
         return error_answer(V1_0, None, exc)
-    return Admitted(ctx, denied, challenge)
+    return Admitted(service, ctx, headers, query, denied, challenge)
 
 
 def decode_call(
-    service: A2AService,
-    admitted: Admitted,
-    envelope: jsonrpc.Envelope | jsonrpc.ErrorReply,
-    headers: Lookup,
-    query: Lookup,
+    admitted: Admitted, envelope: jsonrpc.Envelope | jsonrpc.ErrorReply
 ) -> Decoded | Answer:
     """The checks after the body is read, in order: -32700, -32600 (``envelope``, from
     :func:`~a2a_actors.protocol.jsonrpc.decode_envelope`), 401 (``denied``), -32009, -32601,
     -32602; then the decoded call."""
     if isinstance(envelope, jsonrpc.ErrorReply):
         return error_answer(V1_0, envelope.id, envelope.error)
-    version = requested_version(headers, query)
+    version = requested_version(admitted.headers, admitted.query)
     legacy = (
-        service.config.legacy_v0_3
+        admitted.service.config.legacy_v0_3
         and is_legacy(version)
         and legacy_v0_3.is_v0_3_method(envelope.method)
     )
@@ -236,24 +215,6 @@ def decode_call(
     if isinstance(call, jsonrpc.ErrorReply):
         return error_answer(encoding, call.id, call.error)
     return Decoded(call, admitted.ctx, encoding)
-
-
-async def handle_jsonrpc(service: A2AService, request: Request) -> Response:
-    """Answer one ``POST`` to the JSON-RPC endpoint (never raises)."""
-    admitted = admit(service, request.headers, request_base_url(request))
-    if isinstance(admitted, Answer):
-        return answer_response(admitted)
-    try:
-        body = await read_body(request.content_length, request.body, service.config.max_body_bytes)
-    except HTTPRefusal as refusal:
-        return error_response(V1_0, None, refusal.error, status=refusal.status)
-    except A2AError as exc:
-        return error_response(V1_0, None, exc)
-    envelope = jsonrpc.decode_envelope(body)
-    decoded = decode_call(service, admitted, envelope, request.headers, request.args)
-    if isinstance(decoded, Answer):
-        return answer_response(decoded)
-    return await dispatch(service, decoded.call, decoded.ctx, decoded.encoding)
 
 
 #: The method names (1.0 and 0.3) answered with an SSE stream.
@@ -272,25 +233,3 @@ async def run_unary(
     except Exception as exc:
         return error_answer(encoding, call.id, as_a2a_error(exc), headers=headers)
     return Answer(encoding.result(call.id, result), 200, headers)
-
-
-async def dispatch(
-    service: A2AService, call: Call, ctx: CallContext, encoding: Encoding = V1_0
-) -> Response:
-    """Run a decoded call and write its answer (errors included) in ``encoding``."""
-    streaming = STREAMING.get(call.method.name)
-    if streaming is None:
-        return answer_response(await run_unary(service, call, ctx, encoding))
-    headers = service.response_headers(ctx)
-    try:
-        return await sse_response(
-            service.hub,
-            streaming(service.methods, call.params, ctx),
-            encode=lambda event: encoding.result(call.id, event),
-            encode_error=lambda error: encoding.error(call.id, error),
-            on_error=lambda error: error_response(encoding, call.id, error, headers=headers),
-            headers=headers,
-            ping_interval=service.config.ping_interval,
-        )
-    except Exception as exc:
-        return error_response(encoding, call.id, as_a2a_error(exc), headers=headers)

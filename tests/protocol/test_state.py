@@ -35,8 +35,11 @@ from a2a_actors.protocol.state import (
     INTERRUPTED_STATES,
     TERMINAL_STATES,
     TRANSITIONS,
+    SETTLED_STATES,
     TaskMachine,
+    accepts_input,
     apply_history_length,
+    check_cancelable,
     is_terminal,
 )
 
@@ -543,3 +546,49 @@ def test_random_operations_respect_the_tables(ops: list[tuple[str, Any]]) -> Non
         if before.terminal:  # terminal states absorb: only metadata may change
             assert op == "meta"
             assert after.task.status == before.task.status
+
+
+# -- the rules used by runtime and server ------------------------------------------------
+
+
+def test_settled_states_are_terminal_and_interrupted_states() -> None:
+    assert SETTLED_STATES == TERMINAL_STATES | INTERRUPTED_STATES
+    assert not SETTLED_STATES & ACTIVE_STATES
+    assert S.UNSPECIFIED not in SETTLED_STATES
+
+
+@pytest.mark.parametrize("state", list(S))
+def test_only_interrupted_states_accept_input(state: TaskState) -> None:
+    assert accepts_input(state) is (state in (S.INPUT_REQUIRED, S.AUTH_REQUIRED))
+
+
+@pytest.mark.parametrize("state", list(S))
+def test_input_acceptance_agrees_with_the_machine(state: TaskState) -> None:
+    task = Task(id="t-1", context_id="c-1", status=TaskStatus(state=state, timestamp=T0))
+    assert TaskMachine.restore(task).interrupted is accepts_input(state)
+
+
+@pytest.mark.parametrize("state", sorted(TERMINAL_STATES, key=lambda s: s.value))
+def test_a_terminal_task_is_not_cancelable(state: TaskState) -> None:
+    with pytest.raises(
+        TaskNotCancelableError, match=rf"^Task t-9 is in terminal state: {state.value}$"
+    ) as info:
+        check_cancelable("t-9", state)
+    assert info.value.metadata == {"taskId": "t-9"}
+
+
+@pytest.mark.parametrize("state", sorted(ACTIVE_STATES | INTERRUPTED_STATES, key=lambda s: s.value))
+def test_every_live_state_is_cancelable(state: TaskState) -> None:
+    check_cancelable("t-9", state)  # does not raise
+
+
+@pytest.mark.parametrize("state", sorted(TERMINAL_STATES, key=lambda s: s.value))
+def test_the_machine_refuses_cancel_with_the_same_error(state: TaskState) -> None:
+    task = Task(id="t-1", context_id="c-1", status=TaskStatus(state=state, timestamp=T0))
+    machine = TaskMachine.restore(task, version=4)
+    with pytest.raises(TaskNotCancelableError) as from_machine:
+        machine.cancel(timestamp=T0)
+    with pytest.raises(TaskNotCancelableError) as from_rule:
+        check_cancelable("t-1", state)
+    assert str(from_machine.value) == str(from_rule.value)
+    assert machine.version == 4 and machine.state is state
