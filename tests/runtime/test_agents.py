@@ -304,14 +304,22 @@ async def test_delegation_goes_through_the_configured_delegator() -> None:
 
 
 class FlakyStore(MemoryTaskStore):
-    """Refuses to store terminal tasks."""
+    """Refuses to store completed tasks (while ``refuse``)."""
+
+    refuse = True
 
     async def save(self, record: StoredTask) -> None:
-        if record.task.status.state is TaskState.COMPLETED:
+        if self.refuse and record.task.status.state is TaskState.COMPLETED:
             raise OSError("disk full")
         await super().save(record)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="runtime bug: when the store refuses a task's COMPLETED state, the reply still says "
+    "COMPLETED and the store keeps WORKING forever; abort() cannot turn the unstored terminal "
+    "state into FAILED (the machine is already terminal)",
+)
 async def test_a_failing_store_fails_the_task_and_keeps_the_runtime(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -321,12 +329,22 @@ async def test_a_failing_store_fails_the_task_and_keeps_the_runtime(
             await ctx.update("working")
             return "done"
 
-        async with Supervisor(agent, store=FlakyStore()) as sup:
+        store = FlakyStore()
+        async with Supervisor(agent, store=store) as sup:
             client = InProcessClient(sup)
             for _ in range(2):
                 task = as_task(await client.send_message("x"))
-                assert task.status.state in {TaskState.COMPLETED, TaskState.FAILED}
+                # The caller is told the truth: the task did not complete, it failed.
+                assert task.status.state is TaskState.FAILED
+                assert (await client.get_task(task.id)).status.state is TaskState.FAILED
+                stored = await store.get(task.id)
+                assert stored is not None
+                assert stored.task.status.state is TaskState.FAILED
             assert sup.statistics().live_tasks == 0
+            # The runtime goes on: a task the store accepts still works.
+            store.refuse = False
+            done = as_task(await client.send_message("y"))
+            assert done.status.state is TaskState.COMPLETED
         assert any("disk full" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
 
 
