@@ -18,7 +18,11 @@ from ._version import __version__
 __all__ = ("SUBCOMMANDS", "build_parser", "main")
 
 #: Modules that each register one or more subcommands.
-SUBCOMMANDS: tuple[str, ...] = ("a2a_actors.server.cli_serve", "a2a_actors.client.cli")
+SUBCOMMANDS: tuple[str, ...] = (
+    "a2a_actors.server.cli_serve",
+    "a2a_actors.client.cli",
+    "a2a_actors.loadtest.cli",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 
