@@ -1,0 +1,77 @@
+"""Cluster mode: many server processes share every task, on NATS JetStream.
+
+Groundwork for issue 18 (see ``docs/cluster.md`` for what is built and what is planned):
+the pieces a node is made of, each usable and tested on its own against a real
+nats-server —
+
+* :class:`NatsServer` (:mod:`.nats_server`): run a nats-server with JetStream (tests,
+  local runs, ``serve --workers``);
+* :class:`ClusterConnection` (:mod:`.connection`): a node's NATS connection, every
+  operation bounded, failures as :class:`ClusterUnavailableError`;
+* :class:`NatsTaskStore` (:mod:`.task_store`): the TaskStore on JetStream KV;
+* :class:`EventLog` (:mod:`.event_log`): every task's events, replayable by version;
+* :class:`OwnerInbox` (:mod:`.inbox`): cancel and input addressed to a task's owner;
+* :class:`NodeLeases` (:mod:`.leases`): node liveness and fencing.
+
+Importing this package does not import nats-py; its names are loaded on first use (and
+need the ``cluster`` extra: ``pip install 'a2a-actors[cluster]'``), except the errors,
+names and the server process, which do not need nats-py.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    ClusterExtraMissingError as ClusterExtraMissingError,
+    ClusterUnavailableError as ClusterUnavailableError,
+    LeaseLostError as LeaseLostError,
+    OwnerUnreachableError as OwnerUnreachableError,
+)
+from .names import ClusterNames as ClusterNames, cluster_token as cluster_token
+from .nats_server import NatsServer as NatsServer, find_nats_server as find_nats_server
+
+if TYPE_CHECKING:
+    from .connection import ClusterConnection as ClusterConnection
+    from .task_store import NatsTaskStore as NatsTaskStore
+
+__all__ = (
+    "ClusterConnection",
+    "ClusterExtraMissingError",
+    "ClusterNames",
+    "ClusterUnavailableError",
+    "LeaseLostError",
+    "NatsServer",
+    "NatsTaskStore",
+    "OwnerUnreachableError",
+    "cluster_token",
+    "find_nats_server",
+    "require_nats",
+)
+
+_LAZY = {
+    "ClusterConnection": ".connection",
+    "NatsTaskStore": ".task_store",
+}
+
+
+def require_nats() -> None:
+    """Check that nats-py is installed.
+
+    Raises:
+        ClusterExtraMissingError: It is not; the message says what to install.
+    """
+    if importlib.util.find_spec("nats") is None:
+        raise ClusterExtraMissingError(
+            "cluster mode needs nats-py: pip install 'a2a-actors[cluster]'"
+        )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    require_nats()
+    return getattr(importlib.import_module(module, __name__), name)

@@ -1,0 +1,316 @@
+"""The cluster's task store: task snapshots in a JetStream KV bucket, shared by every node.
+
+Theory of operation
+-------------------
+Each task is one key of the tasks bucket (:class:`~a2a_actors.cluster.names.ClusterNames`),
+its value the :class:`~a2a_actors.stores.base.StoredTask` as JSON, with history 1 (only the
+latest snapshot is kept) and file storage (what JetStream acknowledged survives a restart
+of NATS). Any node reads any task; in the running cluster only a task's owner writes it,
+except when another node settles the task of a lost node or cancels a task nobody runs.
+
+**Writes are optimistic.** :meth:`NatsTaskStore.commit` writes with the key's last known
+KV revision as a precondition (``update(key, value, last=revision)``; ``create`` for a new
+key). If someone else wrote in between, JetStream refuses the write; the store reads the
+current record and decides again: a record with a higher version than ours wins (the
+TaskStore contract: versions never go back), and **a terminal record keeps its state**: a
+write that would change the state of a COMPLETED, FAILED, CANCELED or REJECTED task is
+refused, so when a cancel races a completion, or two cancels race, the first final state
+stored is the only one, and a task once CANCELED never changes again. ``commit`` returns
+the record that is stored afterwards, so the loser learns who won.
+
+**Reads.** :meth:`get` reads the key from JetStream. :meth:`list` is answered from a
+*mirror*: every node follows the bucket with an ordered consumer (last value per key, then
+every change) into a :class:`~a2a_actors.stores.memory.MemoryTaskStore`, so filters,
+ordering, cursors and ``totalSize`` are the memory store's, identical on every node. Before
+answering, ``list`` takes a *read barrier*: it asks the bucket's stream for its last
+sequence and waits until the mirror has applied it, so a listing reflects every write
+acknowledged before the request, on whichever node it was made. That needs the stream's
+last message to exist: it always does, because deletes are purges (which leave a marker as
+the key's latest message) and nothing else removes the newest message of a key.
+
+After NATS restarts, the mirror resumes within about two heartbeats (1 s) of the
+reconnect; a listing taken before that fails as NATS unavailable, like any operation
+that cannot complete.
+
+Every operation is bounded (:meth:`~a2a_actors.cluster.connection.ClusterConnection.bounded`):
+with NATS unreachable it fails with ClusterUnavailableError in ``timeout`` seconds.
+
+The mirror holds every task of the cluster in each node's memory; retention (deleting
+finished tasks) bounds it as it bounds the bucket.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import msgspec
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
+from nats.js.errors import (
+    BucketNotFoundError,
+    KeyDeletedError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+)
+from nats.js.kv import KeyValue
+
+from ..protocol import codec
+from ..protocol.state import is_terminal
+from ..stores.base import StoredTask, TaskPage, TaskQuery
+from ..stores.memory import MemoryTaskStore
+from .connection import ClusterConnection
+from .names import task_id_of_key, task_key
+
+__all__ = ("NatsTaskStore", "TaskStoreStatistics", "replaces")
+
+logger = logging.getLogger("a2a_actors.cluster")
+
+_KV_OP = "KV-Operation"
+#: Seconds between the mirror consumer's heartbeats: nats-py recreates an ordered consumer
+#: that misses two, which is how the mirror resumes after NATS restarts (its ephemeral
+#: consumer is gone then), from the sequence after the last one it applied.
+_HEARTBEAT = 0.5
+_MARKER = "Nats-Marker-Reason"
+
+
+def replaces(stored: StoredTask, new: StoredTask) -> bool:
+    """Whether ``new`` may replace ``stored``: not older, and not changing a final state."""
+    if new.version < stored.version:
+        return False
+    state = stored.task.status.state
+    return not is_terminal(state) or new.task.status.state is state
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TaskStoreStatistics:
+    """The store at one instant.
+
+    Attributes:
+        mirrored: Tasks in this node's mirror.
+        applied: The bucket's stream sequence the mirror has applied.
+        conflicts: Writes JetStream refused because someone wrote first.
+        refused: Saves that lost to a newer or final stored record.
+    """
+
+    mirrored: int
+    applied: int
+    conflicts: int
+    refused: int
+
+
+class NatsTaskStore:
+    """A :class:`~a2a_actors.stores.base.TaskStore` on JetStream KV (see the module docstring).
+
+    Create it with :meth:`open`.
+    """
+
+    def __init__(self, conn: ClusterConnection, kv: KeyValue, bucket: str) -> None:
+        """Use :meth:`open` instead, which also runs the mirror."""
+        self._conn = conn
+        self._kv = kv
+        self._bucket = bucket
+        self._stream = f"KV_{bucket}"
+        self._prefix = f"$KV.{bucket}."
+        self._mirror = MemoryTaskStore()
+        self._known: dict[str, tuple[int, StoredTask]] = {}  # revision, record
+        self._applied = 0
+        self._progress = anyio.Event()
+        self._conflicts = 0
+        self._refused = 0
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, conn: ClusterConnection, *, replicas: int = 1
+    ) -> AsyncIterator[NatsTaskStore]:
+        """Open (create if missing) the cluster's tasks bucket and follow it for the block.
+
+        Args:
+            conn: The node's connection.
+            replicas: JetStream replicas of the bucket (1..5; more than 1 needs a NATS
+                cluster). Only used when the bucket is created.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        bucket = conn.names.tasks_bucket
+        with conn.bounded(f"open bucket {bucket}"):
+            try:
+                kv = await conn.js.key_value(bucket)
+            except BucketNotFoundError:
+                config = KeyValueConfig(
+                    bucket=bucket, history=1, storage=StorageType.FILE, replicas=replicas
+                )
+                kv = await conn.js.create_key_value(config)
+        store = cls(conn, kv, bucket)
+        with conn.bounded(f"follow bucket {bucket}"):
+            sub = await conn.js.subscribe(
+                f"{store._prefix}>",
+                stream=store._stream,
+                cb=store._apply,
+                ordered_consumer=True,
+                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+                idle_heartbeat=_HEARTBEAT,
+            )
+        try:
+            await store._barrier()
+            yield store
+        finally:
+            await _unsubscribe(sub)
+
+    # -- TaskStore -----------------------------------------------------------------------
+
+    async def save(self, record: StoredTask) -> None:
+        """Store ``record`` unless a newer record, or a final one it would change, is stored.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time; the write may or may
+                not have happened (a retry of the same record is safe).
+        """
+        await self.commit(record)
+
+    async def commit(self, record: StoredTask) -> StoredTask:
+        """Store ``record`` as :meth:`save` does; return the record stored afterwards.
+
+        The result is ``record`` itself, or the stored record that won: one with a higher
+        version, or a terminal one whose state ``record`` would have changed.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        task_id = record.task.id
+        key = task_key(task_id)
+        data = codec.encode(record)
+        known = self._known.get(task_id)  # (revision, record) last seen, maybe stale
+        with self._conn.bounded(f"save task {task_id}"):
+            while True:
+                if known is not None and not replaces(known[1], record):
+                    # What is stored is at least as new as ``known``, so it wins too.
+                    self._refused += 1
+                    current = await self._fetch(key)
+                    return known[1] if current is None else current[1]
+                try:
+                    if known is None:
+                        revision = await self._kv.create(key, data)
+                    else:
+                        revision = await self._kv.update(key, data, last=known[0])
+                except KeyWrongLastSequenceError:
+                    self._conflicts += 1
+                else:
+                    self._note(revision, record)
+                    return record
+                known = await self._fetch(key)  # None: deleted meanwhile, create it again
+                if known is not None:
+                    self._note(*known)
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        """The stored record of ``task_id``, or None (read from JetStream, not the mirror).
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        with self._conn.bounded(f"get task {task_id}"):
+            current = await self._fetch(task_key(task_id))
+        if current is None:
+            return None
+        revision, record = current
+        self._note(revision, record)
+        return record
+
+    async def list(self, query: TaskQuery) -> TaskPage:
+        """One page of matching records, newest first by status timestamp, then id.
+
+        Reflects every write acknowledged (on any node) before the call.
+
+        Raises:
+            InvalidParamsError: ``query.page_token`` is not a token of this store.
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        await self._barrier()
+        return await self._mirror.list(query)
+
+    async def delete(self, task_id: str) -> None:
+        """Remove ``task_id``; nothing happens when it is not stored.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        with self._conn.bounded(f"delete task {task_id}"):
+            await self._kv.purge(task_key(task_id))
+        self._known.pop(task_id, None)
+
+    def statistics(self) -> TaskStoreStatistics:
+        """A frozen record of the mirror and the write conflicts."""
+        return TaskStoreStatistics(
+            mirrored=len(self._mirror),
+            applied=self._applied,
+            conflicts=self._conflicts,
+            refused=self._refused,
+        )
+
+    def mirrored(self) -> builtins.list[StoredTask]:
+        """Every record in this node's mirror, in no particular order (for tests)."""
+        return self._mirror.records()
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _note(self, revision: int, record: StoredTask) -> None:
+        # Remember the newest revision of a task we have seen, and its record.
+        task_id = record.task.id
+        known = self._known.get(task_id)
+        if known is None or revision > known[0]:
+            self._known[task_id] = (revision, record)
+
+    async def _fetch(self, key: str) -> tuple[int, StoredTask] | None:
+        try:
+            entry = await self._kv.get(key)
+        except (KeyNotFoundError, KeyDeletedError):
+            return None
+        if entry.value is None or entry.revision is None:
+            return None
+        return entry.revision, codec.decode(entry.value, StoredTask)
+
+    async def _barrier(self) -> None:
+        """Wait until the mirror has applied every write acknowledged before the call."""
+        with self._conn.bounded(f"catch up with bucket {self._bucket}"):
+            info = await self._conn.js.stream_info(self._stream)
+            target = info.state.last_seq
+            while self._applied < target:
+                await self._progress.wait()
+
+    async def _apply(self, msg: Msg) -> None:
+        # The ordered consumer's callback: one message at a time, in stream order.
+        meta = msg.metadata
+        if meta.sequence.stream <= self._applied:
+            return  # delivered again by a consumer that was reset: already applied
+        task_id = task_id_of_key(msg.subject[len(self._prefix) :])
+        if task_id is not None:
+            headers = msg.headers or {}
+            if _KV_OP in headers or _MARKER in headers:
+                await self._mirror.delete(task_id)
+                self._known.pop(task_id, None)
+            else:
+                try:
+                    record = codec.decode(msg.data, StoredTask)
+                except msgspec.DecodeError:
+                    logger.error("bucket %s: key %s is not a task; ignored", self._bucket, task_id)
+                else:
+                    await self._mirror.save(record)
+                    self._note(meta.sequence.stream, record)
+        self._applied = max(self._applied, meta.sequence.stream)
+        progress, self._progress = self._progress, anyio.Event()
+        progress.set()
+
+
+async def _unsubscribe(sub: Subscription) -> None:
+    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+        try:
+            await sub.unsubscribe()
+        except Exception:  # the connection may already be closed; nothing to undo then
+            return
