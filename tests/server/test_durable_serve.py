@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.lowlevel
 import httpx
 import pytest
 
 from a2a_actors.stores.sqlite import RESTART_TEXT
 
+from .helpers import HTTPX_EARLY_EXIT, sse_lines
 from .test_cli import ROOT, V1, _first_line
 
 pytestmark = pytest.mark.anyio
@@ -41,6 +42,35 @@ def send(text: str, n: int, *, task_id: str = "", immediate: bool = False) -> di
     return {"message": message, "configuration": {"returnImmediately": immediate}}
 
 
+class Burst:
+    """Tasks started concurrently, each followed on its stream until its handler runs."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.working: list[str] = []
+
+    async def start_working(self, http: httpx.AsyncClient, url: str, n: int) -> None:
+        """SendStreamingMessage "hang" and read it until the task is WORKING."""
+        body = {"jsonrpc": "2.0", "id": n, "method": "SendStreamingMessage"}
+        body["params"] = send("hang", n)
+        async with (
+            http.stream("POST", f"{url}/", json=body, headers=V1) as response,
+            sse_lines(response) as lines,
+        ):
+            assert response.headers["content-type"].startswith("text/event-stream")
+            async for line in lines:
+                if not line.startswith("data:"):
+                    continue
+                event = json.loads(line[5:])["result"]
+                task = event.get("task") or event.get("statusUpdate")
+                if task["status"]["state"] == "TASK_STATE_WORKING":
+                    self.working.append(task.get("id") or task["taskId"])
+                    break
+            else:
+                raise AssertionError(f"the stream of burst task {n} ended before it worked")
+        # Leaving the stream does not cancel the task; its handler hangs until it is killed.
+
+
 def serve_command(db: Path, backend: str) -> list[str]:
     return [
         sys.executable,
@@ -55,6 +85,7 @@ def serve_command(db: Path, backend: str) -> list[str]:
     ]
 
 
+@HTTPX_EARLY_EXIT  # each burst stream is left once its task works
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 async def test_sigkill_mid_burst_then_restart_loses_nothing(tmp_path: Path, backend: str) -> None:
     db = tmp_path / "tasks.db"
@@ -86,17 +117,23 @@ async def test_sigkill_mid_burst_then_restart_loses_nothing(tmp_path: Path, back
                             "token": "secret-token",
                         }
                         await rpc(http, url, "CreateTaskPushNotificationConfig", config)
-            # A burst still in flight when the process dies.
+            # A burst in flight when the process dies: started concurrently, and killed only
+            # once every one of its handlers runs (its stream showed the task WORKING).
+            burst = Burst(10)
             async with anyio.create_task_group() as tg:
-                for _ in range(10):
+                for _ in range(burst.size):
                     n += 1
-                    tg.start_soon(rpc, http, url, "SendMessage", send("hang", n, immediate=True))
-                await (
-                    anyio.lowlevel.checkpoint()
-                )  # let them leave; they may or may not be acknowledged
-                first.send_signal(signal.SIGKILL)
-                tg.cancel_scope.cancel()
+                    tg.start_soon(burst.start_working, http, url, n)
+            assert len(burst.working) == burst.size
+            query = {"status": "TASK_STATE_WORKING", "pageSize": 100}
+            running = (await rpc(http, url, "ListTasks", query))["tasks"]
+            assert {t["status"]["state"] for t in running} == {"TASK_STATE_WORKING"}
+            assert set(burst.working) <= {t["id"] for t in running}
+            first.send_signal(signal.SIGKILL)
             await first.wait()
+            for task_id in burst.working:
+                observed[task_id] = "TASK_STATE_WORKING"
+                kinds[task_id] = "hang"
 
         async with (
             await anyio.open_process(serve_command(db, backend), cwd=ROOT) as second,
