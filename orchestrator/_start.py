@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import datetime as _dt
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, TypeVar
@@ -149,16 +150,21 @@ class ChildStarter:
     async def _start(self, plan: Plan) -> None:
         link = plan.link
         headers = self._headers()
+        # The child's start, as its parent records it, is when it was sent: a child that
+        # settles before its start returns would otherwise show no duration at all.
+        began = utc_now()
         if link.streams_start:
-            await self._start_streaming(plan, headers)
+            await self._start_streaming(plan, headers, began)
             return
         reply = await self._send(lambda: link.start(plan.message, headers))
         if isinstance(reply, Message):
             self._pending.append(StreamResponse(message=reply))
             return
-        await self._record(plan, StreamResponse(task=reply))
+        await self._record(plan, StreamResponse(task=reply), began)
 
-    async def _start_streaming(self, plan: Plan, headers: dict[str, str]) -> None:
+    async def _start_streaming(
+        self, plan: Plan, headers: dict[str, str], began: _dt.datetime
+    ) -> None:
         """One SendStreamingMessage; the child is known from its first event (the Task).
 
         Opening the stream and reading that event are shielded from cancellation (bounded
@@ -194,9 +200,9 @@ class ChildStarter:
         if first.message is not None:
             self._pending.append(first)
             return
-        await self._record(plan, first)
+        await self._record(plan, first, began)
 
-    async def _record(self, plan: Plan, first: StreamResponse) -> None:
+    async def _record(self, plan: Plan, first: StreamResponse, began: _dt.datetime) -> None:
         """Record the child its first event (Task, or update) names; it is outstanding."""
         link = plan.link
         if first.task is not None:
@@ -220,7 +226,7 @@ class ChildStarter:
             depth=plan.correlation.depth,
             url=link.url,
             local=link.local,
-            started_at=utc_now(),
+            started_at=began,
         )
         self._child = Outstanding(link, record, plan.correlation)
         plan.hop.outstanding[task_id] = self._child  # cancellable from here on

@@ -312,8 +312,9 @@ def _orchestrator_of(ctx: TaskContext) -> Orchestrator:
     delegator = ctx.delegator
     if not isinstance(delegator, Orchestrator):
         raise UnsupportedOperationError(
-            "delegation needs an Orchestrator: Supervisor(agent, delegator=Orchestrator()), "
-            "or serve the agent with orchestrator.serve(...)"
+            "delegation needs an Orchestrator: serve an orchestrated agent "
+            "(orchestrator.orchestrated(agent), or a pipeline), which any a2a-actors server "
+            "gives one, or pass Supervisor(agent, delegator=Orchestrator())"
         )
     return delegator
 

@@ -19,6 +19,11 @@ The wrapper does, around every task of the agent:
    handed to the agent and never answered): the cancel cascade's second half (the first is
    in :class:`~.child.ChildStream`).
 
+Served by any a2a-actors server (``a2a-actors serve``, ``a2a_actors.server.serve``,
+``create_app``) without a delegator in ``supervisor_options``, an orchestrated agent gets a
+fresh :class:`~.delegator.Orchestrator` of its own for as long as it is served
+(``open_delegator``, see :mod:`a2a_actors.server.delegation`): delegation needs no extra code.
+
 The card declares the correlation extension (``capabilities.extensions``), not required:
 any A2A client can still call the agent; it is then simply a root.
 """
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 from a2a_actors.protocol.card import AgentExtension
@@ -47,6 +52,9 @@ from .correlation import (
     root_correlation,
 )
 from .errors import DelegationError
+
+if TYPE_CHECKING:
+    from .delegator import Orchestrator
 
 __all__ = ("CORRELATION_EXTENSION", "error_message", "is_orchestrated", "orchestrated")
 
@@ -86,6 +94,17 @@ class _Orchestrated:
     def __init__(self, inner: Agent, max_depth: int | None) -> None:
         self.inner = inner
         self.max_depth = max_depth
+
+    def open_delegator(self, public_url: str) -> Orchestrator:
+        """The delegator a server gives this agent when it is configured with none (see
+        :mod:`a2a_actors.server.delegation`): a fresh Orchestrator advertising
+        ``public_url``; the server closes it when it stops serving."""
+        # Imported here: the orchestrator reaches local agents through orchestrated().
+        from .delegator import Orchestrator
+
+        if self.max_depth is None:
+            return Orchestrator(public_url=public_url)
+        return Orchestrator(public_url=public_url, max_depth=self.max_depth)
 
     async def __call__(self, ctx: TaskContext) -> object:
         host = ctx.delegator if isinstance(ctx.delegator, HopHost) else None

@@ -73,6 +73,16 @@ def step_name(step: Step) -> str:
     return as_agent(step).name
 
 
+def _described(step: Step) -> str:
+    """How a default description names a step: never by a URL, which may be internal (a
+    card is public), so a remote step is "a remote agent" unless its card is known."""
+    if isinstance(step, str) and step.startswith(("http://", "https://")):
+        return "a remote agent"
+    if isinstance(step, A2AClient) and step.card is None:
+        return "a remote agent"
+    return step_name(step)
+
+
 def join_texts(results: list[DelegationResult]) -> str:
     """The default merge: the texts of the successful results, one per line."""
     return "\n".join(r.text for r in results if r.ok)
@@ -112,7 +122,7 @@ def sequence(*steps: Step, name: str = "sequence", description: str = "") -> Age
         assert result is not None
         return result.output
 
-    text = description or "Runs " + " -> ".join(step_name(s) for s in prepared)
+    text = description or "Runs " + " -> ".join(_described(s) for s in prepared)
     return _pipeline(run, name=name, description=text)
 
 
@@ -169,7 +179,7 @@ def fan_out(
             merged = await merged
         return merged
 
-    text = description or "Runs " + ", ".join(step_name(s) for s in prepared) + " concurrently"
+    text = description or "Runs " + ", ".join(_described(s) for s in prepared) + " concurrently"
     return _pipeline(run, name=name, description=text)
 
 
@@ -204,7 +214,7 @@ def route(
         for key, step in routes.items():
             table[key.lower()] = _prepare(step)
             skills.append(
-                AgentSkill(id=key, name=key, description=f"-> {step_name(step)}", tags=(key,))
+                AgentSkill(id=key, name=key, description=f"-> {_described(step)}", tags=(key,))
             )
     elif isinstance(routes, Sequence):
         for step in routes:

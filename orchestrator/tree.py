@@ -9,7 +9,10 @@ tree because its parent recorded it.
 
 A hop that cannot be read (its server is gone) is still shown, with what its parent
 recorded about it. Durations come from the hop's own ``startedAt`` to its final status
-timestamp (or now, for a hop still running).
+timestamp (or now, for a hop still running). A hop whose agent keeps no record (one that is
+not orchestrated, such as a plain agent served by ``a2a-actors serve``) is placed, and
+timed from its start, as its parent recorded it: the parent's ``startedAt`` of a child is
+when it sent the child its message.
 """
 
 from __future__ import annotations
@@ -107,7 +110,7 @@ class HopNode:
         }
 
 
-def _node(task: Task, url: str, seen_as: ChildRecord | None) -> HopNode:
+def _node(task: Task, url: str, seen_as: ChildRecord | None, parent: HopNode | None) -> HopNode:
     record = hop_record(task.metadata)
     state = task.status.state
     node = HopNode(
@@ -123,6 +126,12 @@ def _node(task: Task, url: str, seen_as: ChildRecord | None) -> HopNode:
         node.parent_task_id = record.parent_task_id
         node.depth = record.depth
         node.started_at = record.started_at
+    elif seen_as is not None and parent is not None:
+        # An agent that keeps no hop record (not orchestrated): where it sits in the tree
+        # is what its parent recorded.
+        node.trace_id = parent.trace_id
+        node.parent_task_id = parent.task_id
+        node.depth = seen_as.depth
     if node.started_at is None and seen_as is not None:
         node.started_at = seen_as.started_at
     return node
@@ -165,11 +174,13 @@ async def build_tree(read: TaskReader, url: str, task_id: str, *, climb: bool = 
             except A2AError:
                 break
             url, task = record.parent_url, parent
-    return await _down(read, url, task, None)
+    return await _down(read, url, task, None, None)
 
 
-async def _down(read: TaskReader, url: str, task: Task, seen_as: ChildRecord | None) -> HopNode:
-    node = _node(task, url, seen_as)
+async def _down(
+    read: TaskReader, url: str, task: Task, seen_as: ChildRecord | None, parent: HopNode | None
+) -> HopNode:
+    node = _node(task, url, seen_as, parent)
     record = hop_record(task.metadata)
     children = [c for c in (record.children if record is not None else ()) if c.task_id]
     slots: list[HopNode | None] = [None] * len(children)
@@ -181,7 +192,7 @@ async def _down(read: TaskReader, url: str, task: Task, seen_as: ChildRecord | N
         except A2AError:
             slots[index] = _unreachable(child, node)
             return
-        slots[index] = await _down(read, child_url, child_task, child)
+        slots[index] = await _down(read, child_url, child_task, child, node)
 
     async with anyio.create_task_group() as tg:
         for index, child in enumerate(children):

@@ -88,6 +88,7 @@ async def serve(
 
     sock = _listen(host, port)
     base_url = _url(sock)
+    service.bind_url(base_url)
     hyper = HypercornConfig()
     hyper.bind = [f"fd://{sock.detach()}"]
     hyper.graceful_timeout = service.config.graceful_timeout

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -46,6 +47,7 @@ from .auth import Authenticator
 from .card import Cards
 from .checks import HeaderLookup, forwarded_headers, requested_extensions
 from .config import ServerConfig
+from .delegation import provide_delegator
 from .methods import CallContext, Methods
 from .push_configs import MemoryPushConfigStore, PushConfigs, PushConfigStore
 from .sse import StreamHub
@@ -127,6 +129,7 @@ class A2AService:
                 retire=self.push.retire,
             )
         self.hub = StreamHub()
+        self._served_at = ""
         self._methods: Methods | None = None
         self._started: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
@@ -156,6 +159,11 @@ class A2AService:
             )
         return options
 
+    def bind_url(self, url: str) -> None:
+        """Record the base URL the app is served at (``serve`` does, before the lifespan):
+        a delegator the agent brings names it unless ``config.public_url`` is set."""
+        self._served_at = url
+
     @property
     def started(self) -> anyio.Event:
         """Set once the runtime is up (created on first use, on the running loop)."""
@@ -178,14 +186,17 @@ class A2AService:
         tasks end CANCELED.
         """
         try:
-            async with anyio.create_task_group() as runtime_tg:
+            # The stack outlives the task group: a delegator the agent brings is closed
+            # only after the Supervisor stopped (see .delegation).
+            async with AsyncExitStack() as stack, anyio.create_task_group() as runtime_tg:
                 if self.push_delivery is not None:
                     await runtime_tg.start(self.push_delivery.run)
                 supervisor = self._given
                 if supervisor is None:
-                    supervisor = await runtime_tg.start(
-                        Supervisor(self.agent, **self._supervisor_kwargs()).run
-                    )
+                    options = self._supervisor_kwargs()
+                    url = self.config.public_url or self._served_at
+                    await provide_delegator(stack, self.agent, options, url)
+                    supervisor = await runtime_tg.start(Supervisor(self.agent, **options).run)
                 self._methods = Methods(supervisor, self.config, self.cards, self.push)
                 try:
                     async with anyio.create_task_group() as streams_tg:
