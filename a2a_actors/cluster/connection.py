@@ -34,12 +34,13 @@ from contextlib import asynccontextmanager, contextmanager
 import anyio
 import nats.errors
 from nats.aio.client import Client
+from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
 
 from .errors import ClusterUnavailableError
 from .names import ClusterNames
 
-__all__ = ("ClusterConnection", "ConnectionStatistics")
+__all__ = ("ClusterConnection", "ConnectionStatistics", "close_subscription")
 
 logger = logging.getLogger("a2a_actors.cluster")
 
@@ -212,3 +213,12 @@ class ClusterConnection:
             reconnects=self._reconnects,
             unavailable=self._unavailable,
         )
+
+
+async def close_subscription(sub: Subscription) -> None:
+    """Unsubscribe ``sub`` (shielded, at most 5 s); a closed connection is fine."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+        try:
+            await sub.unsubscribe()
+        except nats.errors.Error:
+            return  # the connection is closed or gone: the server dropped it already

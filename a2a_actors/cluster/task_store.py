@@ -50,7 +50,6 @@ from contextlib import asynccontextmanager
 import anyio
 import msgspec
 from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
 from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
 from nats.js.errors import (
     BucketNotFoundError,
@@ -64,7 +63,7 @@ from ..protocol import codec
 from ..protocol.state import is_terminal
 from ..stores.base import StoredTask, TaskPage, TaskQuery
 from ..stores.memory import MemoryTaskStore
-from .connection import ClusterConnection
+from .connection import ClusterConnection, close_subscription
 from .names import task_id_of_key, task_key
 
 __all__ = ("NatsTaskStore", "TaskStoreStatistics", "replaces")
@@ -162,7 +161,7 @@ class NatsTaskStore:
             await store._barrier()
             yield store
         finally:
-            await _unsubscribe(sub)
+            await close_subscription(sub)
 
     # -- TaskStore -----------------------------------------------------------------------
 
@@ -306,11 +305,3 @@ class NatsTaskStore:
         self._applied = max(self._applied, meta.sequence.stream)
         progress, self._progress = self._progress, anyio.Event()
         progress.set()
-
-
-async def _unsubscribe(sub: Subscription) -> None:
-    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-        try:
-            await sub.unsubscribe()
-        except Exception:  # the connection may already be closed; nothing to undo then
-            return

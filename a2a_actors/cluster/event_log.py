@@ -1,0 +1,236 @@
+"""Every task's events on a JetStream stream, so a subscriber on any node misses none.
+
+Theory of operation
+-------------------
+The owner of a task publishes each event it produced to the task's subject of the events
+stream (:class:`~a2a_actors.cluster.names.ClusterNames`), *after* storing the snapshot
+that includes it (the runtime's store-then-publish order), with the task version the
+event produced in the ``A2A-Task-Version`` header. Each publish waits for JetStream's
+acknowledgement and carries a ``Nats-Msg-Id`` made of the task, the version and the
+event's index within its version, so a publish retried after a lost acknowledgement is
+stored once (JetStream's duplicate window).
+
+A subscriber on any node (:meth:`EventLog.follow`) gets, in order:
+
+1. the task's snapshot, read from the task store, at version *v*;
+2. every event of the task with a version above *v*, in the order they were published.
+
+The subscriber's ordered consumer reads the task's subject from its first event, so it
+does not matter whether the snapshot is read before or after an event is published:
+events with versions up to *v* are in the snapshot and are skipped, every later one is
+either in the stream already or arrives later. An ordered consumer delivers a stream's
+messages in sequence, each once, and recreates itself from the next sequence when it
+misses heartbeats (after NATS restarts), so the feed has no gap and no duplicate. The feed
+ends after the event that makes the task final (nothing can follow it).
+
+Retention: the stream's ``max_age`` is a backstop for everything; :meth:`EventLog.forget`
+purges one task's subject when retention deletes the task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+
+import anyio
+import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from nats.aio.msg import Msg
+from nats.js.api import DeliverPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from ..protocol import codec
+from ..protocol.models import StreamResponse
+from ..protocol.state import is_terminal
+from ..stores.base import StoredTask, TaskStore
+from .connection import ClusterConnection, close_subscription
+from .names import task_key
+
+__all__ = ("EventLog", "LoggedEvent", "TaskFeed")
+
+VERSION_HEADER = "A2A-Task-Version"
+_MSG_ID = "Nats-Msg-Id"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LoggedEvent:
+    """One event of a task as the log returns it.
+
+    Attributes:
+        version: The task version the event produced.
+        event: The event (a status or artifact update, or a Task snapshot).
+        sequence: Its sequence in the events stream.
+    """
+
+    version: int
+    event: StreamResponse
+    sequence: int
+
+
+def ends_task(event: StreamResponse) -> bool:
+    """Whether ``event`` makes its task final."""
+    if event.status_update is not None:
+        return is_terminal(event.status_update.status.state)
+    if event.task is not None:
+        return is_terminal(event.task.status.state)
+    return False
+
+
+class TaskFeed:
+    """A subscriber's view of one task: its snapshot, then every later event.
+
+    Iterate it (``async for logged in feed``); the iteration ends after the event that
+    makes the task final. Made by :meth:`EventLog.follow`.
+
+    Attributes:
+        snapshot: The task as stored when the feed started (None: not stored).
+    """
+
+    def __init__(
+        self, snapshot: StoredTask | None, receive: MemoryObjectReceiveStream[LoggedEvent]
+    ) -> None:
+        self.snapshot = snapshot
+        self._receive = receive
+        self._last = snapshot.version if snapshot is not None else 0
+        self._done = snapshot is not None and is_terminal(snapshot.task.status.state)
+
+    def __aiter__(self) -> TaskFeed:
+        return self
+
+    async def __anext__(self) -> LoggedEvent:
+        while not self._done:
+            try:
+                logged = await self._receive.receive()
+            except anyio.EndOfStream:
+                break
+            if logged.version <= self._last:
+                continue  # already in the snapshot
+            self._done = ends_task(logged.event)
+            return logged
+        raise StopAsyncIteration
+
+
+class EventLog:
+    """The cluster's events stream (see the module docstring); make it with :meth:`open`."""
+
+    def __init__(self, conn: ClusterConnection, stream: str) -> None:
+        """Use :meth:`open` instead."""
+        self._conn = conn
+        self._stream = stream
+
+    @classmethod
+    async def open(
+        cls, conn: ClusterConnection, *, replicas: int = 1, max_age: float = 7 * 86400
+    ) -> EventLog:
+        """The cluster's events stream, created if missing.
+
+        Args:
+            conn: The node's connection.
+            replicas: JetStream replicas (used when the stream is created).
+            max_age: Seconds an event is kept at most (used when the stream is created).
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        names = conn.names
+        with conn.bounded(f"open stream {names.events_stream}"):
+            try:
+                await conn.js.stream_info(names.events_stream)
+            except NotFoundError:
+                config = StreamConfig(
+                    name=names.events_stream,
+                    subjects=[names.events_subjects],
+                    storage=StorageType.FILE,
+                    num_replicas=replicas,
+                    max_age=max_age,
+                    duplicate_window=120.0,
+                )
+                await conn.js.add_stream(config)
+        return cls(conn, names.events_stream)
+
+    async def publish(self, task_id: str, events: Sequence[tuple[int, StreamResponse]]) -> None:
+        """Append ``events`` (each with the version it produced) to ``task_id``'s log, in
+        order; return once JetStream acknowledged them all.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time; a retry of the same
+                events is stored once.
+        """
+        subject = self._conn.names.events_subject(task_id)
+        key = task_key(task_id)
+        index = 0
+        previous = -1
+        with self._conn.bounded(f"publish events of task {task_id}"):
+            for version, event in events:
+                index = index + 1 if version == previous else 0
+                previous = version
+                headers = {VERSION_HEADER: str(version), _MSG_ID: f"{key}:{version}:{index}"}
+                await self._conn.js.publish(
+                    subject, codec.encode(event), stream=self._stream, headers=headers
+                )
+
+    @asynccontextmanager
+    async def follow(
+        self, task_id: str, store: TaskStore, *, buffer: int = 256
+    ) -> AsyncIterator[TaskFeed]:
+        """Follow ``task_id``: its snapshot from ``store``, then every later event.
+
+        Args:
+            task_id: The task.
+            store: Where the snapshot is read (the cluster's task store).
+            buffer: Events read ahead of the subscriber; beyond it the consumer waits
+                (JetStream flow control), nothing is dropped.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        send, receive = anyio.create_memory_object_stream[LoggedEvent](buffer)
+        with self._conn.bounded(f"follow task {task_id}"):
+            sub = await self._conn.js.subscribe(
+                self._conn.names.events_subject(task_id),
+                stream=self._stream,
+                cb=_deliverer(send),
+                ordered_consumer=True,
+                deliver_policy=DeliverPolicy.ALL,
+                idle_heartbeat=0.5,
+            )
+        try:
+            snapshot = await store.get(task_id)
+            with receive:
+                yield TaskFeed(snapshot, receive)
+        finally:
+            await close_subscription(sub)
+            send.close()
+
+    async def forget(self, task_id: str) -> None:
+        """Remove every event of ``task_id`` (when retention deletes the task).
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        subject = self._conn.names.events_subject(task_id)
+        with self._conn.bounded(f"forget events of task {task_id}"):
+            await self._conn.js.purge_stream(self._stream, subject=subject)
+
+
+def _deliverer(
+    send: MemoryObjectSendStream[LoggedEvent],
+) -> Callable[[Msg], Awaitable[None]]:
+    """The consumer's callback (a coroutine function, as nats-py requires): decode one
+    message and hand it to the feed, in order."""
+
+    async def deliver(msg: Msg) -> None:
+        headers = msg.headers or {}
+        try:
+            version = int(headers.get(VERSION_HEADER, "0"))
+            event = codec.decode(msg.data, StreamResponse)
+        except (ValueError, msgspec.DecodeError):
+            return  # not one of ours; nothing a subscriber could use
+        logged = LoggedEvent(version, event, msg.metadata.sequence.stream)
+        try:
+            await send.send(logged)  # waits while the subscriber is behind
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # the feed is closed
+
+    return deliver

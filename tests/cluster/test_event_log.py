@@ -1,0 +1,151 @@
+"""The events stream: a subscriber on another node gets the snapshot, then every later
+event in order, no gap, no duplicate, across a restart of NATS."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import anyio
+import pytest
+
+from a2a_actors.cluster.event_log import EventLog, LoggedEvent, TaskFeed
+from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.protocol import Task, TaskState, TaskStatus
+from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
+from a2a_actors.stores import StoredTask
+
+from .helpers import connect, nats_server
+
+pytestmark = pytest.mark.anyio
+
+S = TaskState
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+def snapshot(task_id: str, version: int, state: TaskState = S.WORKING) -> StoredTask:
+    status = TaskStatus(state=state, timestamp=T0 + dt.timedelta(seconds=version))
+    return StoredTask(Task(id=task_id, context_id="c", status=status), None, version)
+
+
+def update(task_id: str, version: int, state: TaskState = S.WORKING) -> StreamResponse:
+    status = TaskStatus(state=state, timestamp=T0 + dt.timedelta(seconds=version))
+    return StreamResponse(
+        status_update=TaskStatusUpdateEvent(task_id=task_id, context_id="c", status=status)
+    )
+
+
+class Owner:
+    """A task's owner as the runtime behaves: store the snapshot, then publish its event."""
+
+    def __init__(self, store: NatsTaskStore, log: EventLog, task_id: str) -> None:
+        self.store, self.log, self.task_id = store, log, task_id
+
+    async def change(self, version: int, state: TaskState = S.WORKING) -> None:
+        await self.store.save(snapshot(self.task_id, version, state))
+        await self.log.publish(self.task_id, [(version, update(self.task_id, version, state))])
+
+
+async def collect(feed: TaskFeed) -> list[int]:
+    return [logged.version async for logged in feed]
+
+
+async def test_a_late_subscriber_gets_the_snapshot_then_only_later_events(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a) as store_a,
+            NatsTaskStore.open(b) as store_b,
+        ):
+            owner = Owner(store_a, await EventLog.open(a), "t1")
+            for version in range(1, 4):
+                await owner.change(version)
+            log_b = await EventLog.open(b)
+            async with log_b.follow("t1", store_b) as feed:
+                assert feed.snapshot == snapshot("t1", 3)
+                await owner.change(4)
+                await owner.change(5, S.COMPLETED)
+                got: list[LoggedEvent] = [logged async for logged in feed]
+            assert [g.version for g in got] == [4, 5]
+            assert got[-1].event == update("t1", 5, S.COMPLETED)
+            async with log_b.follow("t1", store_b) as feed:  # final already: nothing follows
+                assert feed.snapshot == snapshot("t1", 5, S.COMPLETED)
+                assert await collect(feed) == []
+
+
+async def test_subscribers_racing_a_busy_owner_see_no_gap_and_no_duplicate(
+    tmp_path: Path,
+) -> None:
+    last = 150
+    with anyio.fail_after(60):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a) as store_a,
+            NatsTaskStore.open(b) as store_b,
+        ):
+            owner = Owner(store_a, await EventLog.open(a), "busy")
+            log_b = await EventLog.open(b)
+            await owner.change(1)
+            seen: list[tuple[int, list[int]]] = []
+
+            async def subscriber() -> None:
+                async with log_b.follow("busy", store_b, buffer=4) as feed:
+                    assert feed.snapshot is not None
+                    seen.append((feed.snapshot.version, await collect(feed)))
+
+            async with anyio.create_task_group() as tg:
+                for version in range(2, last + 1):
+                    if version % 15 == 0:
+                        tg.start_soon(subscriber)
+                    await owner.change(version, S.COMPLETED if version == last else S.WORKING)
+            assert len(seen) == 10
+            for start, versions in seen:
+                assert versions == list(range(start + 1, last + 1))
+
+
+async def test_a_retried_publish_is_stored_once(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as conn,
+            NatsTaskStore.open(conn) as store,
+        ):
+            log = await EventLog.open(conn)
+            await store.save(snapshot("t", 1))
+            events = [(2, update("t", 2)), (2, update("t", 2)), (3, update("t", 3, S.FAILED))]
+            await log.publish("t", events)
+            await log.publish("t", events)  # the acknowledgement was lost: sent again
+            async with log.follow("t", store) as feed:
+                assert await collect(feed) == [2, 2, 3]  # two events of version 2, once each
+            await log.forget("t")
+            info = await conn.js.stream_info(conn.names.events_stream)
+            assert info.state.messages == 0
+
+
+async def test_a_feed_goes_on_across_a_nats_restart(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a) as store_a,
+            NatsTaskStore.open(b) as store_b,
+        ):
+            owner = Owner(store_a, await EventLog.open(a), "t")
+            await owner.change(1)
+            log_b = await EventLog.open(b)
+            async with log_b.follow("t", store_b) as feed:
+                await owner.change(2)
+                first = await feed.__anext__()
+                assert first.version == 2
+                await server.stop()
+                await server.start()
+                await a.wait_connected()
+                await b.wait_connected()
+                await owner.change(3)
+                await owner.change(4, S.CANCELED)
+                assert await collect(feed) == [3, 4]
