@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
+import pytest
 
 from a2a_actors.protocol.models import TaskState
 from examples import pipeline
-from examples.multihop import run_demo
+from examples.multihop import agents as multihop_agents, demo as multihop_demo, run_demo
 
 from .helpers import TIMEOUT
 
@@ -54,10 +57,63 @@ async def test_the_demo_builds_a_four_level_tree_with_timings() -> None:
     assert all(h.duration_s is not None and h.duration_s > 0 for h in hops)
 
 
-async def test_the_demo_cancelled_mid_flight_shows_every_hop_canceled() -> None:
+class _AnyioWith:
+    """``anyio`` with another ``sleep``: stands in for it in a module of the demo."""
+
+    def __init__(self, sleep: Callable[[float], Awaitable[None]]) -> None:
+        self.sleep = sleep
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(anyio, name)
+
+
+class _Clockwork:
+    """The demo's waits, tied to state instead of time.
+
+    The agents' work takes no time except the index's (the only ``sleep(2 * step)``), which
+    lasts until cancelled; the demo's wait before it cancels lasts until every index is at
+    work. So the cancel always lands with all four levels in flight, however long the HTTP
+    hops take.
+    """
+
+    def __init__(self, step: float, indexes: int) -> None:
+        self._index_work = 2 * step
+        self._indexes = indexes
+        self._at_work = 0
+        self._changed = anyio.Event()
+
+    async def work(self, seconds: float) -> None:
+        if seconds == self._index_work:
+            self._at_work += 1
+            self._changed.set()
+            self._changed = anyio.Event()
+            await anyio.sleep_forever()
+        await anyio.lowlevel.checkpoint()
+
+    async def until_every_index_works(self, seconds: float) -> None:
+        while self._at_work < self._indexes:
+            await self._changed.wait()
+
+
+async def test_the_demo_cancelled_mid_flight_shows_every_hop_canceled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clockwork = _Clockwork(step=1.0, indexes=2)
+    monkeypatch.setattr(multihop_agents, "anyio", _AnyioWith(clockwork.work))
+    monkeypatch.setattr(multihop_demo, "anyio", _AnyioWith(clockwork.until_every_index_works))
     with anyio.fail_after(TIMEOUT):
-        run = await run_demo(cancel_after=0.5)
+        run = await run_demo(cancel_after=1.0, step=1.0)
     assert run.task.status.state is TaskState.CANCELED
+    shape = [(h.agent, h.depth) for h in run.tree.walk()]
+    assert shape == [
+        ("planner", 0),
+        ("researcher-a", 1),
+        ("archive", 2),
+        ("index", 3),
+        ("researcher-b", 1),
+        ("archive", 2),
+        ("index", 3),
+    ]
     assert {h.state for h in run.tree.walk()} == {"TASK_STATE_CANCELED"}
 
 
