@@ -10,6 +10,7 @@ h11 only, so it serves under trio and asyncio alike; keep-alive is supported.
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import h11
+from anyio.streams.tls import TLSStream
 
 __all__ = ("Answer", "Received", "Receiver", "receiver")
 
@@ -58,6 +60,7 @@ class Receiver:
     answer: Answerer = _ok
     requests: list[Received] = field(default_factory=list)
     connections: int = 0
+    handshake_failures: int = 0
     _changed: anyio.Event = field(default_factory=anyio.Event)
 
     @property
@@ -73,15 +76,27 @@ class Receiver:
         """Wait until at least ``count`` requests arrived."""
         await self.wait_until(lambda requests: len(requests) >= count)
 
+    async def wait_handshake_failures(self, count: int) -> None:
+        """Wait until at least ``count`` TLS handshakes failed."""
+        while self.handshake_failures < count:
+            await self._changed.wait()
+
     def bodies(self) -> list[Any]:
         return [r.json() for r in self.requests]
 
     def _record(self, received: Received) -> None:
         self.requests.append(received)
+        self._notify()
+
+    def _refused(self) -> None:
+        self.handshake_failures += 1
+        self._notify()
+
+    def _notify(self) -> None:
         self._changed.set()
         self._changed = anyio.Event()
 
-    async def _serve(self, stream: anyio.abc.SocketStream) -> None:
+    async def _serve(self, stream: anyio.abc.ByteStream) -> None:
         self.connections += 1
         conn = h11.Connection(h11.SERVER)
         async with stream:
@@ -124,13 +139,24 @@ class Receiver:
 
 
 @asynccontextmanager
-async def receiver(answer: Answerer = _ok) -> AsyncIterator[Receiver]:
-    """A receiver listening on 127.0.0.1 (ephemeral port) for the block."""
+async def receiver(
+    answer: Answerer = _ok, *, tls: ssl.SSLContext | None = None
+) -> AsyncIterator[Receiver]:
+    """A receiver listening on 127.0.0.1 (ephemeral port) for the block; HTTPS with ``tls``."""
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     state = Receiver(port, answer)
 
-    async def handle(stream: anyio.abc.SocketStream) -> None:
+    async def handle(stream: anyio.abc.ByteStream) -> None:
+        if tls is not None:
+            try:
+                stream = await TLSStream.wrap(
+                    stream, server_side=True, ssl_context=tls, standard_compatible=False
+                )
+            except (ssl.SSLError, OSError, anyio.BrokenResourceError, anyio.EndOfStream):
+                state._refused()  # the client refused the certificate (or went away)
+                await anyio.aclose_forcefully(stream)
+                return
         # A TLS handshake, or a sender that went away: counted (connections), not recorded.
         with suppress(
             h11.RemoteProtocolError, anyio.BrokenResourceError, anyio.ClosedResourceError
