@@ -115,6 +115,7 @@ class Histogram:
             "min": self._min,
             "max": self._max,
             "mean": round(self.mean_us, 1),
+            "sum": self._sum,
             "buckets": [[*_bounds(i), self._counts[i]] for i in sorted(self._counts)],
         }
 
@@ -128,5 +129,5 @@ class Histogram:
         histogram.count = int(data["count"])
         histogram._min = int(data["min"])
         histogram._max = int(data["max"])
-        histogram._sum = round(float(data["mean"]) * histogram.count)
+        histogram._sum = int(data["sum"])
         return histogram
