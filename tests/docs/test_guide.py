@@ -362,6 +362,17 @@ def test_the_guide_is_parsed() -> None:
         assert re.search(rf"\b{re.escape(stem)}\b(\.py|:| import)", text), name
 
 
+def test_the_guide_is_found() -> None:
+    """The README points to the guide; docs/README.md lists it and every internals page."""
+    assert "(docs/guide.md)" in (ROOT / "README.md").read_text()
+    index = (ROOT / "docs" / "README.md").read_text()
+    guide, _, internals = index.partition("## Internals")
+    assert "(guide.md)" in guide
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page.name not in ("README.md", "guide.md"):
+            assert f"({page.name})" in internals, f"docs/README.md does not list {page.name}"
+
+
 @pytest.mark.parametrize(
     "section",
     [
