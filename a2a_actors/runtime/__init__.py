@@ -5,6 +5,7 @@ anyio only: everything here runs unchanged on trio and asyncio.
 
 from __future__ import annotations
 
+from ..protocol.state import SETTLED_STATES as SETTLED_STATES
 from .actor import (
     SHUTDOWN_TEXT as SHUTDOWN_TEXT,
     ActorStatistics as ActorStatistics,
@@ -26,7 +27,7 @@ from .fanout import (
 )
 from .inprocess import InProcessClient as InProcessClient
 from .mailbox import Mailbox as Mailbox, MailboxStatistics as MailboxStatistics
-from .publication import SETTLED_STATES as SETTLED_STATES, Publication as Publication
+from .publication import Publication as Publication
 from .supervisor import (
     EventObserver as EventObserver,
     Supervisor as Supervisor,

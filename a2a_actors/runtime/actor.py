@@ -5,73 +5,60 @@ Theory of operation
 An actor is **one anyio task** (:meth:`TaskActor.run`, spawned in the supervisor's task
 group) whose body is the agent's handler. Everything the handler does through its
 :class:`~a2a_actors.runtime.context.TaskContext` runs in that task, so the task's
-:class:`~a2a_actors.protocol.state.TaskMachine` is only ever touched by one task; all
-lifecycle rules are the machine's, none are re-stated here. Other tasks talk to the actor
-in exactly three ways:
+``TaskMachine`` is only ever touched by one task; all lifecycle rules are the machine's
+(:mod:`a2a_actors.protocol.state`), none are restated here.
 
-* **input**: :meth:`TaskActor.deliver` puts a client message in the actor's
-  :class:`~a2a_actors.runtime.mailbox.Mailbox`; only an interrupted task with an empty
-  mailbox accepts one, and the handler, parked in ``ctx.ask``, takes it;
-* **interruption**: :meth:`TaskActor.request_cancel` cancels the cancel scope around the
-  handler (and around its waits for a running slot or for input), so the agent stops at
-  its next await whatever it awaits; the actor then moves the task to CANCELED itself;
-* **reading**: the last *published* snapshot, its version, and subscriptions, all
-  without waiting for the actor.
+The actor *has* its parts, each a small object of its own module: a
+:class:`~a2a_actors.runtime.publication.Publication` (every change: applied, stored, then
+published; provisional tasks), a :class:`~a2a_actors.runtime.slot.RunSlot` (the running
+slot and its queue), and an inbox, a :class:`~a2a_actors.runtime.mailbox.Mailbox` of
+:class:`ClientInput`. It reaches its supervisor only through the
+:class:`~a2a_actors.runtime.environment.ActorEnvironment` its publication holds.
 
-Every change follows one path: apply it to the machine (which raises and changes nothing
-if it is illegal), queue the resulting wire event, then store and publish it through
-:class:`~a2a_actors.runtime.publication.Publication`: the store has a change before any
-reader, subscriber or observer sees it, and a flush interrupted by cancellation is
-completed by the next one, so nobody ever sees a gap.
-
-The class is built in layers, one module each, every layer using the one below it:
-:class:`~a2a_actors.runtime.publication.Publication` (store, then publish),
-:class:`~a2a_actors.runtime.actions.TaskActions` (every change: the agent's ``emit_*``,
-``reply`` and ``update_metadata``, and the final state once the handler is over),
-:class:`~a2a_actors.runtime.scheduling.Scheduling` (the running slot, and the waits that
-give it back: queued, ``interrupt``, ``ctx.waiting()``), and this module: the actor's life
-(``run``, ``abort``) and the commands from other tasks (``deliver``, ``request_cancel``).
+Other tasks talk to the actor in three ways: **input** (:meth:`TaskActor.deliver` puts a
+client message in the inbox; only an interrupted task with an empty inbox accepts one),
+**interruption** (:meth:`TaskActor.request_cancel` cancels the scope around the handler and
+its waits, so the agent stops at its next await; the actor then records CANCELED), and
+**reading** (the publication's last published snapshot, subscriptions, waits).
 
 The cancel scope "around the handler" is the one anyio (4.14 and later) gives every
-spawned task through its task handle; with older anyio the actor opens its own. Agent
-actions (``ctx.update``, ``ctx.artifact``, ...) end with a checkpoint, so even an agent
-that only emits in a loop can be cancelled, and subscribers get a chance to keep up.
-
-Provisional tasks: a new task starts *uncommitted*: counted as live, but neither stored
-nor visible. It is committed (its Task snapshot becomes the first event) right before its
-first change, or earlier when the supervisor must expose it (return-immediately requests,
-waiting for a running slot). If the handler's first output is ``ctx.reply(message)``, the
-task is never committed: the message goes to the requester and the task is discarded.
+spawned task through its task handle; with older anyio the actor opens its own.
 
 Cancellation and shutdown: a client cancel ends the task CANCELED. When the supervisor's
-task group is cancelled (shutdown), the actor records CANCELED with the status message
-"server shutting down" inside a shielded scope before it lets the cancellation propagate;
-:meth:`TaskActor.abort` does the same for an actor whose task never got to run. An
-exception in the actor's own bookkeeping (a broken store) fails that task only.
+task group is cancelled, the actor records CANCELED ("server shutting down") in a shielded
+scope before it lets the cancellation propagate (with ``keep_interrupted``, a task waiting
+for input is left as stored); :meth:`TaskActor.abort` does the same for an actor whose
+task never ran. An exception in the actor's own bookkeeping (a broken store) fails that
+task only. Whatever the end, the slot or ticket is given back and the environment's
+``task_ended`` is told once.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import anyio
 
-from ..protocol.errors import ServerBusyError, UnsupportedOperationError
+from ..protocol.errors import A2AError, ServerBusyError, UnsupportedOperationError
 from ..protocol.models import Message, TaskState
-from ..protocol.state import TaskMachine
-from .context import TaskContext
+from .actions import interpret
+from .context import TaskContext, agent_message
 from .mailbox import Mailbox
-from .scheduling import ClientInput, Scheduling
+from .publication import Publication
+from .slot import RunSlot
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..protocol.state import TaskMachine
     from .agent import Agent
+    from .environment import ActorEnvironment
     from .supervisor import Supervisor
 
-__all__ = ("SHUTDOWN_TEXT", "STILL_WORKING_TEXT", "ActorStatistics", "TaskActor")
+__all__ = ("SHUTDOWN_TEXT", "STILL_WORKING_TEXT", "ActorStatistics", "ClientInput", "TaskActor")
 
 logger = logging.getLogger("a2a_actors.runtime")
 
@@ -87,6 +74,15 @@ class _Cancellable(Protocol):
 
 
 _NO_SCOPE: AbstractContextManager[None] = nullcontext()
+
+
+class ClientInput(NamedTuple):
+    """A client message waiting in an actor's inbox, with what came with it."""
+
+    message: Message
+    extensions: frozenset[str]
+    request_metadata: dict[str, Any] | None
+    tenant: str
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -116,78 +112,103 @@ class ActorStatistics:
     dropped_subscribers: int
 
 
-class TaskActor(Scheduling):
+class TaskActor:
     """The actor of one task (see the module docstring).
 
-    Created by the :class:`~a2a_actors.runtime.supervisor.Supervisor`; the methods that
-    change the task (``emit_*``, ``interrupt``, ``reply``, ``update_metadata``) are for
-    the task's :class:`TaskContext`, i.e. the actor's own task, only.
+    Created by the supervisor's roster. The handler's context changes the task through
+    :attr:`publication` and waits through :meth:`interrupt`, :attr:`slot` and
+    :meth:`resume_running`, all from the actor's own task.
+
+    Args:
+        env: What the actor shares with its supervisor.
+        machine: The task's state machine.
+        owner: The caller that owns the task.
+        agent: The agent whose handler runs the task.
+        message: The client message that starts (or last resumed) the task.
+        extensions: Extension URIs the client requested.
+        request_metadata: The request-level metadata that came with ``message``.
+        tenant: The request's tenant.
+        headers: Transport headers exposed as ``ctx.headers``.
     """
 
     __slots__ = (
         "_cancel_metadata",
         "_cancel_requested",
         "_interrupt",
-        "_sup",
         "agent",
+        "extensions",
         "headers",
+        "inbox",
         "machine",
-        "owner",
+        "message",
+        "publication",
+        "request_metadata",
+        "resumed",
+        "slot",
+        "tenant",
     )
 
     def __init__(
         self,
-        supervisor: Supervisor,
+        env: ActorEnvironment,
         machine: TaskMachine,
         *,
         owner: str | None,
+        agent: Agent,
         message: Message,
         extensions: frozenset[str],
         request_metadata: dict[str, Any] | None = None,
         tenant: str = "",
-        agent: Agent | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__()
-        self._sup = supervisor
-        self.agent = agent if agent is not None else supervisor._agent
+        self.publication = Publication(machine, owner, env)
+        self.slot = RunSlot(env.admission)
+        self.inbox: Mailbox[ClientInput] | None = None
+        self.agent = agent
         self.headers = headers
         self.resumed = False
         self.machine = machine
-        self.owner = owner
         self.request_metadata = request_metadata
         self.tenant = tenant
         self.message = message
         self.extensions = extensions
-        self.ticket = None
         self._interrupt: _Cancellable | None = None
-        self._mailbox = None
-        self._running = False
-        self._paused = False
         self._cancel_requested = False
-        self._cancel_metadata = None
+        self._cancel_metadata: dict[str, Any] | None = None
 
     # -- reading (any task) ----------------------------------------------------------
 
     @property
+    def task_id(self) -> str:
+        """The task's id."""
+        return self.machine.task_id
+
+    @property
+    def owner(self) -> str | None:
+        """The caller that owns the task."""
+        return self.publication.owner
+
+    @property
     def supervisor(self) -> Supervisor:
-        """The supervisor that owns this actor."""
-        return self._sup
+        """The supervisor that owns this actor (``ctx.supervisor``)."""
+        return self.publication.env.supervisor
 
     def statistics(self) -> ActorStatistics:
         """A frozen record of this actor's state and queues."""
-        snap = self._published
-        fanout = self._fanout
+        publication = self.publication
+        snap = publication.published
+        fanout = publication.fanout_statistics()
+        inbox = self.inbox
         return ActorStatistics(
             task_id=self.task_id,
             state=snap.status.state if snap is not None else _S.SUBMITTED,
-            version=self._published_version,
+            version=publication.published_version,
             committed=snap is not None,
-            running=self._running,
-            queued=self.ticket is not None,
-            mailbox_depth=len(self._mailbox) if self._mailbox is not None else 0,
-            subscribers=len(fanout) if fanout is not None else 0,
-            dropped_subscribers=fanout.dropped if fanout is not None else 0,
+            running=self.slot.running,
+            queued=self.slot.queued,
+            mailbox_depth=len(inbox) if inbox is not None else 0,
+            subscribers=fanout.subscribers,
+            dropped_subscribers=fanout.dropped,
         )
 
     # -- commands from other tasks (synchronous, never wait for the actor) ------------
@@ -206,20 +227,20 @@ class TaskActor(Scheduling):
 
         Raises:
             UnsupportedOperationError: The task is terminal, is being canceled, or is
-                still working (not waiting for input).
+                still working (does not accept input).
             InvalidParamsError: The message names another context or is not a user message.
-            ServerBusyError: The mailbox is full.
+            ServerBusyError: The inbox is full.
         """
         machine = self.machine
         machine.check_user_message(message)
-        mailbox = self._mailbox
-        busy = mailbox is not None and len(mailbox) > 0
+        inbox = self.inbox
+        busy = inbox is not None and len(inbox) > 0
         if not machine.interrupted or self._cancel_requested or busy:
             raise UnsupportedOperationError(STILL_WORKING_TEXT, metadata={"taskId": self.task_id})
-        if mailbox is None:
-            mailbox = self._mailbox = Mailbox(self._sup._mailbox_size)
+        if inbox is None:
+            inbox = self.inbox = Mailbox(self.publication.env.mailbox_size)
         try:
-            mailbox.send_nowait(ClientInput(message, extensions, request_metadata, tenant))
+            inbox.send_nowait(ClientInput(message, extensions, request_metadata, tenant))
         except (anyio.WouldBlock, anyio.ClosedResourceError):
             raise ServerBusyError(f"task {self.task_id} cannot take more input now") from None
         return machine.version
@@ -231,6 +252,58 @@ class TaskActor(Scheduling):
         self._cancel_metadata = metadata
         if self._interrupt is not None:
             self._interrupt.cancel()
+
+    # -- waits of the handler (the actor's own task) -----------------------------------
+
+    async def interrupt(self, state: TaskState, message: Message) -> Message:
+        """Wait for client input in ``state`` (INPUT_REQUIRED or AUTH_REQUIRED).
+
+        The running slot is given back while waiting. Returns the client's message (bound
+        to the task, already in the history) once the task is WORKING again and holds a
+        running slot (unless inside ``ctx.waiting()``, whose end takes it).
+
+        Raises:
+            IllegalTransitionError: The machine refused ``state``; nothing changed.
+        """
+        await self.publication.emit_status(state, message=message, checkpoint=False)
+        self.slot.give_back()
+        inbox = self.inbox
+        if inbox is None:
+            inbox = self.inbox = Mailbox(self.publication.env.mailbox_size)
+        while not inbox:  # inlined Mailbox.receive: one frame less while parked
+            await inbox.wait_readable_event().wait()
+        await self._take_input(inbox.receive_nowait())
+        if not self.slot.paused:
+            await self._take_slot()
+        return self.message
+
+    async def resume_running(self) -> None:
+        """End ``ctx.waiting()``: take a running slot again (waits in line if needed)."""
+        self.slot.end_pause()
+        await self._take_slot()
+
+    async def _take_slot(self) -> None:
+        slot = self.slot
+        if slot.claim():
+            return
+        await self.publication.commit()  # so that it can be seen, and cancelled, while it waits
+        await slot.wait()
+
+    async def _take_input(self, item: ClientInput) -> None:
+        self.request_metadata = item.request_metadata
+        self.tenant = item.tenant
+        self.extensions = item.extensions
+        self.message = self.machine.add_user_message(item.message)
+        await self.publication.emit_status(_S.WORKING, checkpoint=False)
+
+    async def _resume(self) -> None:
+        """Take the client's message that resumes a restored task, and go WORKING; its
+        handler then starts from the beginning, with the whole history."""
+        self.resumed = True
+        inbox = self.inbox
+        if inbox is None:
+            inbox = self.inbox = Mailbox(self.publication.env.mailbox_size)
+        await self._take_input(await inbox.receive())
 
     # -- the actor's life ------------------------------------------------------------
 
@@ -255,6 +328,7 @@ class TaskActor(Scheduling):
         """
         # One coroutine frame for the whole life: a parked task keeps every frame of its
         # await chain alive, so the steps are inlined here rather than split up.
+        publication = self.publication
         own_scope = anyio.CancelScope() if self._interrupt is None else _NO_SCOPE
         with own_scope as scope:  # only without a task handle to cancel (see attach)
             if scope is not None:
@@ -271,7 +345,7 @@ class TaskActor(Scheduling):
                     try:
                         result = await self.agent.handler(TaskContext(self))
                     finally:
-                        self._give_slot()
+                        self.slot.give_back()
                 except Exception as exc:
                     error = exc
                 except BaseExceptionGroup as group:
@@ -299,7 +373,7 @@ class TaskActor(Scheduling):
                             self.task_id,
                             type(result).__name__,
                         )
-                    await self._flush_pending()
+                    await publication.flush_pending()
                 else:
                     await self._finish_result(result)
             except BaseException as exc:
@@ -311,13 +385,14 @@ class TaskActor(Scheduling):
                     with anyio.CancelScope(shield=True):
                         await self.abort("internal error", failed=True)
                 else:  # the supervisor is shutting down (or the process is exiting)
-                    if not (self._sup._keep_interrupted and self.machine.interrupted):
+                    if not (publication.env.keep_interrupted and self.machine.interrupted):
                         with anyio.CancelScope(shield=True):
                             await self.abort(SHUTDOWN_TEXT)
                     raise
-            if self._sup._retention_enabled:
+            evict = publication.env.evict
+            if evict is not None:
                 with anyio.CancelScope(shield=self._cancel_requested):
-                    await self._sup.evict()
+                    await evict()
 
     async def abort(self, text: str, *, failed: bool = False) -> None:
         """End the task now, CANCELED (or FAILED) with ``text`` as status message.
@@ -326,24 +401,55 @@ class TaskActor(Scheduling):
         Stores the final state; if the store fails, publishes it in memory anyway so that
         no waiter hangs. Never raises an Exception.
         """
-        if self._ended:
+        publication = self.publication
+        if publication.ended:
             return
-        self.release_slot()
+        self.slot.release()
         try:
             if not self.machine.terminal:
-                self._terminate(_S.FAILED if failed else _S.CANCELED, text)
-            await self._flush()
+                publication.terminate(
+                    _S.FAILED if failed else _S.CANCELED,
+                    agent_message(text),
+                    self._cancel_metadata,
+                )
+            await publication.flush()
         except Exception:
             logger.exception("task %s: could not store its final state", self.task_id)
-            if self._committed:
-                self._publish(self.machine.snapshot(), self.machine.version)
+            publication.publish_unstored()
         finally:
-            self._end()
+            publication.end()
 
-    def _on_end(self) -> None:
-        if self._mailbox is not None:
-            self._mailbox.close()
-        self._sup._task_ended(self, stored=self._committed)
+    # -- the outcome, once the handler is over -------------------------------------------
+
+    async def _finish_canceled(self) -> None:
+        publication = self.publication
+        if not self.machine.terminal:
+            publication.terminate(_S.CANCELED, None, self._cancel_metadata)
+        await publication.flush_pending()
+
+    async def _finish_error(self, error: Exception) -> None:
+        publication = self.publication
+        if self.machine.terminal:
+            logger.warning(
+                "task %s: agent raised after the task ended; ignored",
+                self.task_id,
+                exc_info=error,
+            )
+            await publication.flush_pending()
+            return
+        logger.error("task %s: agent %r failed", self.task_id, self.agent.name, exc_info=error)
+        publication.terminate(_S.FAILED, agent_message(str(error) or type(error).__name__))
+        await publication.flush()
+
+    async def _finish_result(self, result: object) -> None:
+        publication = self.publication
+        try:
+            message, artifacts = interpret(result)
+            for artifact in artifacts:
+                await publication.emit_artifact(artifact, checkpoint=False)
+            await publication.emit_status(_S.COMPLETED, message=message, checkpoint=False)
+        except A2AError as exc:
+            await self._finish_error(exc)
 
 
 def _is_cancellation(exc: BaseException) -> bool:

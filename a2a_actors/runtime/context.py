@@ -193,7 +193,7 @@ class TaskContext:
         completes the task with that message instead of replacing the task by it.
         """
         if self._actor.machine.state is TaskState.SUBMITTED:
-            await self._actor.emit_status(TaskState.WORKING)
+            await self._actor.publication.emit_status(TaskState.WORKING)
 
     async def update(
         self, text_or_message: str | Message, *, metadata: dict[str, Any] | None = None
@@ -205,7 +205,7 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
-        await self._actor.emit_status(
+        await self._actor.publication.emit_status(
             TaskState.WORKING, message=agent_message(text_or_message), metadata=metadata
         )
 
@@ -244,7 +244,7 @@ class TaskContext:
             description=description,
             metadata=metadata,
         )
-        await self._actor.emit_artifact(artifact, append=append, last_chunk=last_chunk)
+        await self._actor.publication.emit_artifact(artifact, append=append, last_chunk=last_chunk)
         return artifact_id
 
     async def reply(self, text_or_message: str | Message) -> None:
@@ -257,7 +257,7 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
-        await self._actor.reply(agent_message(text_or_message))
+        await self._actor.publication.reply(agent_message(text_or_message))
 
     async def complete(self, text_or_message: str | Message | None = None) -> None:
         """End the task COMPLETED, optionally with a status message.
@@ -266,7 +266,7 @@ class TaskContext:
             IllegalTransitionError: The task already ended.
         """
         message = agent_message(text_or_message) if text_or_message is not None else None
-        await self._actor.emit_status(TaskState.COMPLETED, message=message)
+        await self._actor.publication.emit_status(TaskState.COMPLETED, message=message)
 
     async def fail(self, text_or_message: str | Message) -> None:
         """End the task FAILED with a status message saying why.
@@ -274,7 +274,9 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
-        await self._actor.emit_status(TaskState.FAILED, message=agent_message(text_or_message))
+        await self._actor.publication.emit_status(
+            TaskState.FAILED, message=agent_message(text_or_message)
+        )
 
     async def reject(self, text_or_message: str | Message) -> None:
         """End the task REJECTED (the agent will not do it) with a status message.
@@ -282,7 +284,9 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
-        await self._actor.emit_status(TaskState.REJECTED, message=agent_message(text_or_message))
+        await self._actor.publication.emit_status(
+            TaskState.REJECTED, message=agent_message(text_or_message)
+        )
 
     def ask(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
         """Ask the client for input and wait for it: ``reply = await ctx.ask("...")``.
@@ -320,23 +324,23 @@ class TaskContext:
         handler is ending). Nested blocks are allowed; the outermost one decides.
         """
         actor = self._actor
-        if not actor.pause_running():
+        if not actor.slot.pause():
             yield
             return
         try:
             yield
         except BaseException:
-            actor.end_pause()
+            actor.slot.end_pause()
             raise
         await actor.resume_running()
 
     async def set_task_metadata(self, **values: Any) -> None:
         """Merge ``values`` into the task metadata (stored; no event is streamed)."""
-        await self._actor.update_metadata(values)
+        await self._actor.publication.update_metadata(values)
 
     async def update_task_metadata(self, values: Mapping[str, Any]) -> None:
         """Merge ``values`` into the task metadata (stored; no event is streamed)."""
-        await self._actor.update_metadata(values)
+        await self._actor.publication.update_metadata(values)
 
     async def delegate(self, target: object, message: str | Message, **options: object) -> object:
         """Hand ``message`` to another agent through the supervisor's delegator.

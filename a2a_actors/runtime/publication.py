@@ -1,69 +1,72 @@
-"""The write-through-then-publish pipeline of one task (the base of every TaskActor).
+"""Publication: the changes of one task, stored and then published (a part of its actor).
 
 Theory of operation
 -------------------
-A change to a task becomes visible in three steps, always in this order:
+Every change to a task follows one path, in this order:
 
-1. the actor applies it to the task's ``TaskMachine`` and *queues* the wire event it
-   produced (:attr:`Publication._pending`), together with the version it produced;
-2. :meth:`Publication._flush` saves the machine's latest snapshot in the task store;
+1. it is applied to the task's ``TaskMachine`` (which raises, changing nothing, if it is
+   illegal) and the wire event it produced is *queued* with the version it produced;
+2. :meth:`Publication.flush` saves the machine's latest snapshot in the store;
 3. only then is that snapshot made the *published* one (what GetTask, ListTasks and new
    subscribers read) and the queued events handed, in order, to the subscribers
-   (:class:`~a2a_actors.runtime.fanout.Fanout`) and to the supervisor's observers.
+   (:class:`~a2a_actors.runtime.fanout.Fanout`) and to the observers.
 
 So whatever a reader, subscriber or push receiver observed is already in the store. A
-flush that is interrupted (by cancellation, or a store error) leaves its events queued;
-the next flush delivers them after storing a newer snapshot, so nobody sees a gap.
+flush interrupted by cancellation or a store error leaves its events queued; the next
+flush delivers them after storing a newer snapshot, so nobody sees a gap.
 
-Provisional tasks are never flushed. :meth:`Publication._stage_commit` queues the task's
-first event, its Task snapshot, right before its first change (or when the supervisor must
-expose it), which is what makes the task visible.
+Provisional tasks: a new task starts *uncommitted*: counted as live, but neither stored
+nor visible (not to get, list, cancel, subscribe, nor to observers). It is committed, its
+Task snapshot queued as its first event, right before its first change, or earlier when
+the supervisor must expose it (:meth:`Publication.commit`: return-immediately requests,
+waiting for a running slot). If the handler's first output is a Message
+(:meth:`Publication.reply`), the task is never committed: the message goes to the
+requester, a stream gets one ``message`` event, and the task is discarded. A reply after
+the commit completes the task with that message.
 
 Waiting: callers that wait for an outcome (a blocking SendMessage, a CancelTask, a resumed
-request) register an ``anyio.Event`` that every publish sets; they re-check their own
-condition (:meth:`wait_settled`, :meth:`wait_published`, :meth:`wait_ended`). No event
-exists while nobody waits.
+request) register an ``anyio.Event`` that every publish sets and re-check their own
+condition; no Event exists while nobody waits.
+
+Ending: once the final state is published, or the task is discarded, the publication ends,
+exactly once: every subscription ends, every waiter wakes and the environment's
+``task_ended`` is told.
+
+Only the actor's own task changes the task (``emit_*``, ``reply``, ``update_metadata``,
+``terminate``, ``flush``); any task reads, subscribes and waits.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+import anyio.lowlevel
+import msgspec
 
-from ..protocol.models import Message, StreamResponse, Task
+from ..protocol.models import Artifact, Message, StreamResponse, Task, TaskState, utc_now
 from ..protocol.state import SETTLED_STATES, TERMINAL_STATES
 from ..stores.base import StoredTask
-from .fanout import Fanout, Subscription
+from .fanout import Fanout, FanoutStatistics, Subscription
 
 if TYPE_CHECKING:
     from ..protocol.state import TaskMachine
-    from .supervisor import Supervisor
+    from .environment import ActorEnvironment
 
-__all__ = ("SETTLED_STATES", "EventObserver", "Publication")
+__all__ = ("Publication",)
 
-
-class EventObserver(Protocol):
-    """Receives every event the supervisor publishes (push delivery, metrics, audit).
-
-    Called synchronously, in order, for every event of every committed task (its initial
-    Task, then status and artifact updates) after the change is in the store. Must not
-    block or await: enqueue with ``send_nowait`` and return. An exception is logged and
-    ignored. ``terminal`` is true for the status update that ends the task.
-    """
-
-    def task_event(
-        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool
-    ) -> None:
-        """Observe one published event."""
-        ...
+_S = TaskState
+_NO_FANOUT = FanoutStatistics(0, 0)
 
 
 class Publication:
-    """Stored-then-published state of one task; :class:`TaskActor` builds on it.
+    """The stored-then-published state of one task (see the module docstring).
 
-    Subclasses provide ``machine``, ``owner`` and ``_sup`` and implement
-    :meth:`_on_end`.
+    Args:
+        machine: The task's state machine; only the actor's task changes it.
+        owner: The caller that owns the task.
+        env: Where the task is stored and who observes it.
     """
 
     __slots__ = (
@@ -75,13 +78,15 @@ class Publication:
         "_published_version",
         "_reply",
         "_waiters",
+        "env",
+        "machine",
+        "owner",
     )
 
-    machine: TaskMachine
-    owner: str | None
-    _sup: Supervisor
-
-    def __init__(self) -> None:
+    def __init__(self, machine: TaskMachine, owner: str | None, env: ActorEnvironment) -> None:
+        self.machine = machine
+        self.owner = owner
+        self.env = env
         self._fanout: Fanout | None = None
         self._waiters: list[anyio.Event] | None = None
         self._pending: list[tuple[int, StreamResponse, bool]] = []
@@ -97,6 +102,11 @@ class Publication:
     def task_id(self) -> str:
         """The task's id."""
         return self.machine.task_id
+
+    @property
+    def committed(self) -> bool:
+        """Whether the task is committed (stored and visible, or about to be)."""
+        return self._committed
 
     @property
     def published(self) -> Task | None:
@@ -118,6 +128,11 @@ class Publication:
         """Whether the task's final state was published (or the task was discarded)."""
         return self._ended
 
+    def fanout_statistics(self) -> FanoutStatistics:
+        """Current subscribers, and how many were dropped over the task's life."""
+        fanout = self._fanout
+        return fanout.statistics() if fanout is not None else _NO_FANOUT
+
     def subscribe(self, mode: Literal["snapshot", "resync", "all"]) -> Subscription:
         """Add a subscriber (see :meth:`Fanout.subscribe`).
 
@@ -128,8 +143,8 @@ class Publication:
         """
         fanout = self._fanout
         if fanout is None:
-            fanout = self._fanout = Fanout(self.task_id)
-        capacity = self._sup._subscriber_buffer
+            fanout = self._fanout = Fanout(self.machine.task_id)
+        capacity = self.env.subscriber_buffer
         if mode == "snapshot":
             assert self._published is not None
             return fanout.subscribe(
@@ -138,9 +153,8 @@ class Publication:
         return fanout.subscribe(capacity, resync=mode == "resync")
 
     async def wait_settled(self, after_version: int = 0) -> None:
-        """Wait until a snapshot newer than ``after_version`` is published in a terminal
-        or interrupted state, or the handler replied with a Message, or the task ended.
-        """
+        """Wait until a snapshot newer than ``after_version`` is published in a settled
+        state, or the handler replied with a Message, or the task ended."""
         while not (
             self._ended
             or self._reply is not None
@@ -169,15 +183,123 @@ class Publication:
         self._waiters.append(event)
         await event.wait()
 
+    # -- changing (the actor's own task) -------------------------------------------------
+
+    async def emit_status(
+        self,
+        state: TaskState,
+        *,
+        message: Message | None = None,
+        metadata: dict[str, Any] | None = None,
+        checkpoint: bool = True,
+    ) -> None:
+        """Move the task to ``state``, then store and publish it.
+
+        With ``checkpoint`` (agent actions) this ends with a checkpoint; the change is
+        recorded even if the checkpoint then raises the cancellation.
+
+        Raises:
+            IllegalTransitionError: The machine refused; nothing changed.
+        """
+        machine = self.machine
+        pre = None if self._committed else (machine.version, machine.snapshot())
+        event = machine.set_status(state, timestamp=utc_now(), message=message, metadata=metadata)
+        if pre is not None:
+            self._stage_commit(*pre)
+        final = state in SETTLED_STATES
+        self._pending.append((machine.version, StreamResponse(status_update=event), final))
+        await self.flush()
+        if checkpoint:
+            await anyio.lowlevel.checkpoint()
+
+    async def emit_artifact(
+        self,
+        artifact: Artifact,
+        *,
+        append: bool = False,
+        last_chunk: bool = False,
+        metadata: dict[str, Any] | None = None,
+        checkpoint: bool = True,
+    ) -> None:
+        """Add an artifact (or a chunk of one), then store and publish it.
+
+        Ends with a checkpoint unless ``checkpoint`` is false (see :meth:`emit_status`).
+
+        Raises:
+            IllegalTransitionError: The machine refused; nothing changed.
+        """
+        machine = self.machine
+        pre = None if self._committed else (machine.version, machine.snapshot())
+        event = machine.add_artifact(
+            artifact, append=append, last_chunk=last_chunk, metadata=metadata
+        )
+        if pre is not None:
+            self._stage_commit(*pre)
+        self._pending.append((machine.version, StreamResponse(artifact_update=event), False))
+        await self.flush()
+        if checkpoint:
+            await anyio.lowlevel.checkpoint()
+
+    async def reply(self, message: Message) -> None:
+        """Answer with a Message: discards a provisional task, else completes the task.
+
+        Raises:
+            IllegalTransitionError: The task already ended; nothing changed.
+        """
+        if self._committed:
+            await self.emit_status(_S.COMPLETED, message=message)
+            return
+        machine = self.machine
+        machine.set_status(_S.COMPLETED, timestamp=utc_now())  # refuses a second answer
+        if message.context_id != machine.context_id or message.task_id:
+            message = msgspec.structs.replace(message, context_id=machine.context_id, task_id="")
+        self._reply = message
+        if self._fanout is not None:
+            self._fanout.publish(
+                machine.version,
+                StreamResponse(message=message),
+                final=True,
+                snapshot=machine.snapshot(),
+                snapshot_version=machine.version,
+            )
+        self.end()
+
+    async def update_metadata(self, values: Mapping[str, Any]) -> None:
+        """Merge ``values`` into the task metadata, then store it (no event is sent)."""
+        self.machine.update_metadata(dict(values))
+        if self._committed:
+            await self.flush()
+        await anyio.lowlevel.checkpoint()
+
+    def terminate(
+        self, state: TaskState, message: Message | None, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """Queue a final state (CANCELED or FAILED) decided by the runtime, not the agent;
+        :meth:`flush` stores and publishes it. Commits a provisional task first.
+
+        Raises:
+            TaskNotCancelableError, IllegalTransitionError: The task is already terminal.
+        """
+        machine = self.machine
+        if not self._committed:
+            self._stage_commit(machine.version, machine.snapshot())
+        if state is _S.CANCELED:
+            event = machine.cancel(timestamp=utc_now(), message=message)
+            if metadata:
+                event = msgspec.structs.replace(event, metadata=metadata)
+        else:
+            event = machine.set_status(state, timestamp=utc_now(), message=message)
+        self._pending.append((machine.version, StreamResponse(status_update=event), True))
+
     # -- storing and publishing (the actor's own task) ---------------------------------
 
     async def commit(self) -> None:
         """Make a provisional task visible: store it and publish its Task snapshot."""
         if not self._committed:
             self._stage_commit(self.machine.version, self.machine.snapshot())
-            await self._flush()
+            await self.flush()
 
-    def restore_published(self, snapshot: Task, version: int) -> None:
+    def restore(self, snapshot: Task, version: int) -> None:
         """Start from a task that is already stored and visible (a restored task)."""
         self._committed = True
         self._published = snapshot
@@ -187,62 +309,66 @@ class Publication:
         self._committed = True
         self._pending.append((version, StreamResponse(task=snapshot), False))
 
-    async def _flush(self) -> None:
+    async def flush(self) -> None:
         """Store the latest snapshot, then publish it and the queued events."""
         machine = self.machine
         version = machine.version
         snapshot = machine.snapshot()
-        await self._sup._store.save(StoredTask(snapshot, self.owner, version))
+        await self.env.store.save(StoredTask(snapshot, self.owner, version))
         self._publish(snapshot, version)
 
-    async def _flush_pending(self) -> None:
+    async def flush_pending(self) -> None:
+        """:meth:`flush` if any event is queued."""
         if self._pending:
-            await self._flush()
+            await self.flush()
+
+    def publish_unstored(self) -> None:
+        """Publish the latest snapshot without storing it (the store failed), so that no
+        waiter hangs; only for a committed task."""
+        if self._committed:
+            self._publish(self.machine.snapshot(), self.machine.version)
 
     def _publish(self, snapshot: Task, version: int) -> None:
         if version < self._published_version:
             # A later flush (of the same handler's concurrent action) stored and published
             # a newer snapshot, with every queued event, while this one awaited the store.
             return
-        sup = self._sup
         self._published = snapshot
         self._published_version = version
         pending = self._pending
         if pending:
+            env = self.env
             fanout = self._fanout
-            observers = sup._observers
+            observed = bool(env.observers)
             for event_version, event, final in pending:
                 if fanout is not None:
-                    sup._dropped_subscribers += fanout.publish(
+                    env.dropped_subscribers += fanout.publish(
                         event_version,
                         event,
                         final=final,
                         snapshot=snapshot,
                         snapshot_version=version,
                     )
-                if observers:
+                if observed:
                     update = event.status_update
                     terminal = update is not None and update.status.state in TERMINAL_STATES
-                    sup._notify(self.task_id, self.owner, event, terminal=terminal)
+                    env.notify(self.machine.task_id, self.owner, event, terminal=terminal)
             pending.clear()
         if snapshot.status.state in TERMINAL_STATES:
-            self._end()
+            self.end()
         else:
             self._wake()
 
-    def _end(self) -> None:
-        """Mark the task ended (idempotent): streams end, waiters wake, owner informed."""
+    def end(self) -> None:
+        """Mark the task ended (idempotent): streams end, waiters wake, the environment's
+        ``task_ended`` is told."""
         if self._ended:
             return
         self._ended = True
         if self._fanout is not None:
             self._fanout.end_all()
-        self._on_end()
+        self.env.task_ended(self, self._committed)
         self._wake()
-
-    def _on_end(self) -> None:
-        """Called once when the task ended; subclasses release their resources here."""
-        raise NotImplementedError
 
     def _wake(self) -> None:
         waiters = self._waiters

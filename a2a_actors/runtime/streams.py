@@ -1,4 +1,4 @@
-"""The streaming requests of a supervisor: SendStreamingMessage and SubscribeToTask.
+"""TaskStreams: the streaming requests of a supervisor (SendStreamingMessage, SubscribeToTask).
 
 Both return an async context manager that yields a
 :class:`~a2a_actors.runtime.fanout.Subscription`: every error that can happen before the
@@ -6,7 +6,8 @@ first event (an unknown task, a refused message, a full server) is raised by its
 ``__aenter__``, so a transport can answer it as a plain error before it starts a stream.
 Leaving the context closes the subscription, never the task. Routing of the message is
 the supervisor's (see :mod:`~a2a_actors.runtime.supervisor`); the tasks and their
-ownership are the roster's (:mod:`~a2a_actors.runtime.roster`).
+ownership are the roster's (:mod:`~a2a_actors.runtime.roster`). The supervisor holds a
+:class:`TaskStreams` as a field and documents the two requests.
 """
 
 from __future__ import annotations
@@ -25,8 +26,13 @@ from .roster import TaskRoster
 __all__ = ("TaskStreams",)
 
 
-class TaskStreams(TaskRoster):
-    """SendStreamingMessage and SubscribeToTask; a base of the Supervisor."""
+class TaskStreams:
+    """SendStreamingMessage and SubscribeToTask over a roster (see the module docstring)."""
+
+    __slots__ = ("roster",)
+
+    def __init__(self, roster: TaskRoster) -> None:
+        self.roster = roster
 
     def stream_message(
         self,
@@ -38,20 +44,7 @@ class TaskStreams(TaskRoster):
         headers: Mapping[str, str] | None = None,
         on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> AbstractAsyncContextManager[Subscription]:
-        """SendStreamingMessage, as an async context manager yielding the event stream.
-
-        The first event is the Task snapshot (for a resumed task: as of its resumption),
-        or a single ``message`` event when the agent replied with a Message; the stream
-        ends after a terminal or interrupted state. Leaving the context early stops the
-        stream, not the task. Errors that happen before the first event are raised by
-        ``__aenter__``. ``agent``, ``headers`` and ``on_create`` are as for
-        :meth:`~a2a_actors.runtime.supervisor.Supervisor.send_message`.
-
-        Raises:
-            ServerBusyError, TaskNotFoundError, UnsupportedOperationError,
-            InvalidParamsError: As for ``send_message``, from ``__aenter__``.
-            SubscriberDropped: From the iterator, if its consumer falls too far behind.
-        """
+        """SendStreamingMessage (see :meth:`Supervisor.stream_message`)."""
         return self._stream(request, caller, extensions, agent, headers, on_create)
 
     @asynccontextmanager
@@ -66,15 +59,15 @@ class TaskStreams(TaskRoster):
     ) -> AsyncIterator[Subscription]:
         message = request.message
         if message.task_id:
-            actor = await self._resume_target(message, caller)
-            sub = actor.subscribe("resync")
+            actor = await self.roster.resume_target(message, caller)
+            sub = actor.publication.subscribe("resync")
             try:
                 actor.deliver(message, extensions, request.metadata, request.tenant)
             except BaseException:
                 sub.close()
                 raise
         else:
-            _, created = await self._create(
+            _, created = await self.roster.create(
                 request,
                 caller,
                 extensions,
@@ -94,23 +87,15 @@ class TaskStreams(TaskRoster):
     def subscribe(
         self, task_id: str, *, caller: str | None = None
     ) -> AbstractAsyncContextManager[Subscription]:
-        """SubscribeToTask: the current Task snapshot, then every later event.
-
-        The stream ends after the next terminal or interrupted state (an interrupted
-        snapshot does not end it). Leaving the context early affects no other subscriber.
-
-        Raises:
-            TaskNotFoundError: From ``__aenter__``: unknown, or not the caller's.
-            UnsupportedOperationError: From ``__aenter__``: the task is terminal.
-            SubscriberDropped: From the iterator, if its consumer falls too far behind.
-        """
+        """SubscribeToTask (see :meth:`Supervisor.subscribe`)."""
         return self._subscribe(task_id, caller)
 
     @asynccontextmanager
     async def _subscribe(self, task_id: str, caller: str | None) -> AsyncIterator[Subscription]:
-        actor = self._visible(task_id, caller)
+        roster = self.roster
+        actor = roster.visible(task_id, caller)
         if actor is None:
-            record = await self._stored(task_id, caller)
+            record = await roster.stored(task_id, caller)
             state = record.task.status.state
             if is_terminal(state):
                 raise UnsupportedOperationError(
@@ -120,7 +105,7 @@ class TaskStreams(TaskRoster):
             raise UnsupportedOperationError(
                 f"Task {task_id} is not running on this server", metadata={"taskId": task_id}
             )
-        sub = actor.subscribe("snapshot")
+        sub = actor.publication.subscribe("snapshot")
         try:
             yield sub
         finally:

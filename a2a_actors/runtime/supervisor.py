@@ -9,11 +9,13 @@ their own tasks; those methods never mutate a task themselves: they create an ac
 hand it a message (:meth:`TaskActor.deliver`), interrupt it
 (:meth:`TaskActor.request_cancel`), or read what it published.
 
-The class is built in layers, one module each: :class:`~a2a_actors.runtime.roster.TaskRoster`
-(live actors, stored tasks, ownership), :class:`~a2a_actors.runtime.streams.TaskStreams`
-(``stream_message``, ``subscribe``), :class:`~a2a_actors.runtime.queries.TaskQueries`
-(``get_task``, ``list_tasks``, ``check_access``), and this module: construction, lifetime,
-``send_message``, ``cancel_task`` and introspection.
+The supervisor *has* its parts: an :class:`~a2a_actors.runtime.environment.ActorEnvironment`
+(what every actor shares with it: store, capacity, observers, sizes, end-of-life calls), a
+:class:`~a2a_actors.runtime.roster.TaskRoster` (live actors, stored tasks, ownership), a
+:class:`~a2a_actors.runtime.streams.TaskStreams` (``stream_message``, ``subscribe``) and a
+:class:`~a2a_actors.runtime.queries.TaskQueries` (``get_task``, ``list_tasks``,
+``check_access``). This module: construction, lifetime, ``send_message``, ``cancel_task``,
+introspection, and the public face of every request.
 
 Routing of SendMessage (A2A 1.0 §3.4 and the conformance notes):
 
@@ -23,18 +25,17 @@ Routing of SendMessage (A2A 1.0 §3.4 and the conformance notes):
   message resumes it; a ``contextId`` that differs from the task's is InvalidParamsError,
   and a missing one is inferred from the task;
 * ``taskId`` of a SUBMITTED or WORKING task: UnsupportedOperationError("task is still
-  working; wait for input-required or a terminal state"). A2A allows messages to a task
-  that is not interrupted (MAY); we refuse them, because an agent only reads input when it
-  asks for it, and a message it never reads would be silently lost;
+  working; wait for input-required or a terminal state"): see
+  :func:`~a2a_actors.protocol.state.accepts_input` for why;
 * ``taskId`` of a terminal task: UnsupportedOperationError; of a task that does not exist
   or belongs to another caller: TaskNotFoundError.
 
 History keeps every user message in order, repeated ``messageId`` values included.
 ``historyLength`` is applied to every Task returned (send, get, list).
 
-Provisional tasks (a new task is neither stored nor visible until the agent first acts,
-so an agent may answer with a single Message and no task ever exists), ownership by
-caller, and stored tasks left by an earlier process: see :mod:`~a2a_actors.runtime.roster`.
+Provisional tasks (a new task is neither stored nor visible until the agent first acts):
+see :mod:`~a2a_actors.runtime.publication`. Ownership by caller, and stored tasks left by
+an earlier process: see :mod:`~a2a_actors.runtime.roster`.
 
 Capacity (:mod:`~a2a_actors.runtime.admission`): past ``max_live_tasks`` a new task is
 refused with ServerBusyError and nothing is created. Past ``max_running`` new tasks wait
@@ -57,6 +58,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Self
 from uuid import uuid4
@@ -65,16 +67,18 @@ import anyio
 import anyio.abc
 
 from ..protocol.models import Message, Task
-from ..protocol.requests import SendMessageRequest
+from ..protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
 from ..protocol.state import INTERRUPTED_STATES, apply_history_length, check_cancelable
 from ..stores.base import TaskStore
 from ..stores.memory import MemoryTaskStore
 from .actor import SHUTDOWN_TEXT, ActorStatistics, TaskActor
 from .admission import Admission
 from .agent import Agent, Delegator, as_agent
-from .publication import EventObserver
+from .environment import ActorEnvironment, EventObserver
+from .fanout import Subscription
 from .queries import TaskQueries
 from .retention import Retention
+from .roster import TaskRoster
 from .spawning import actor_nursery
 from .streams import TaskStreams
 
@@ -114,7 +118,7 @@ def _uuid() -> str:
     return str(uuid4())
 
 
-class Supervisor(TaskStreams, TaskQueries):
+class Supervisor:
     """Runs one agent's tasks as actors (see the module docstring).
 
     Args:
@@ -158,31 +162,35 @@ class Supervisor(TaskStreams, TaskQueries):
     ) -> None:
         if mailbox_size < 1 or subscriber_buffer < 1:
             raise ValueError("mailbox_size and subscriber_buffer must be at least 1")
-        self._agent = as_agent(agent)
-        self._store = store if store is not None else MemoryTaskStore()
-        self._admission = Admission(max_live=max_live_tasks, max_running=max_running)
-        self._mailbox_size = mailbox_size
-        self._subscriber_buffer = subscriber_buffer
-        self._retention = Retention(ttl=retention_ttl, max_tasks=retention_max, clock=clock)
-        self._retention_enabled = self._retention.enabled
         self.delegator = delegator
-        self._observers = tuple(observers)
-        self._id_factory = id_factory
-        self._actors = {}
-        self._dropped_subscribers = 0
-        self._spawn = None
+        self._retention = Retention(ttl=retention_ttl, max_tasks=retention_max, clock=clock)
+        self._env = ActorEnvironment(
+            store=store if store is not None else MemoryTaskStore(),
+            admission=Admission(max_live=max_live_tasks, max_running=max_running),
+            supervisor=self,
+            observers=observers,
+            mailbox_size=mailbox_size,
+            subscriber_buffer=subscriber_buffer,
+            keep_interrupted=keep_interrupted,
+            evict=self.evict if self._retention.enabled else None,
+        )
+        self._roster = TaskRoster(
+            self._env, agent=as_agent(agent), retention=self._retention, id_factory=id_factory
+        )
+        self._env.task_ended = self._roster.task_ended
+        self._streams = TaskStreams(self._roster)
+        self._queries = TaskQueries(self._roster)
         self._host_tg: anyio.abc.TaskGroup | None = None
-        self._keep_interrupted = keep_interrupted
 
     @property
     def agent(self) -> Agent:
         """The agent whose tasks this supervisor runs."""
-        return self._agent
+        return self._roster.agent
 
     @property
     def store(self) -> TaskStore:
         """The task store."""
-        return self._store
+        return self._env.store
 
     # -- lifetime ----------------------------------------------------------------------
 
@@ -205,21 +213,22 @@ class Supervisor(TaskStreams, TaskQueries):
         Raises:
             RuntimeError: The supervisor is already running.
         """
-        if self._spawn is not None:
+        roster = self._roster
+        if roster.spawn is not None:
             raise RuntimeError("this supervisor is already running")
-        await self._recover()
+        await roster.recover()
         try:
             async with anyio.create_task_group() as tg, actor_nursery(tg) as spawn:
-                self._spawn = spawn
+                roster.spawn = spawn
                 if self._retention.ttl is not None:
                     tg.start_soon(self._sweep, self._retention.ttl)
                 task_status.started(self)
                 await anyio.sleep_forever()
         finally:
-            self._spawn = None
+            roster.spawn = None
             with anyio.CancelScope(shield=True):
-                for actor in list(self._actors.values()):
-                    if self._keep_interrupted and actor.machine.interrupted:
+                for actor in list(roster.actors.values()):
+                    if self._env.keep_interrupted and actor.machine.interrupted:
                         continue  # stored as it is; a later process resumes it
                     await actor.abort(SHUTDOWN_TEXT)
 
@@ -295,14 +304,14 @@ class Supervisor(TaskStreams, TaskQueries):
         immediate = config is not None and config.return_immediately
         message = request.message
         if message.task_id:
-            actor = await self._resume_target(message, caller)
+            actor = await self._roster.resume_target(message, caller)
             after = actor.deliver(message, extensions, request.metadata, request.tenant)
             if immediate:
-                await actor.wait_published(after)
+                await actor.publication.wait_published(after)
             else:
-                await actor.wait_settled(after)
+                await actor.publication.wait_settled(after)
         else:
-            actor, _ = await self._create(
+            actor, _ = await self._roster.create(
                 request,
                 caller,
                 extensions,
@@ -312,11 +321,12 @@ class Supervisor(TaskStreams, TaskQueries):
                 on_create=on_create,
             )
             if not immediate:
-                await actor.wait_settled()
-        reply = actor.reply_message
+                await actor.publication.wait_settled()
+        publication = actor.publication
+        reply = publication.reply_message
         if reply is not None:
             return reply
-        task = actor.published
+        task = publication.published
         assert task is not None
         return apply_history_length(task, history_length)
 
@@ -334,32 +344,115 @@ class Supervisor(TaskStreams, TaskQueries):
             TaskNotFoundError: Unknown, provisional, or not the caller's.
             TaskNotCancelableError: The task is terminal.
         """
-        actor = self._visible(task_id, caller)
+        roster = self._roster
+        actor = roster.visible(task_id, caller)
         if actor is None:
-            return await self._cancel_stored(await self._stored(task_id, caller), metadata)
+            return await roster.cancel_stored(await roster.stored(task_id, caller), metadata)
         check_cancelable(task_id, actor.machine.state)  # ended, not yet published
         actor.request_cancel(metadata)
-        await actor.wait_ended()
-        assert actor.published is not None
-        return actor.published
+        publication = actor.publication
+        await publication.wait_ended()
+        assert publication.published is not None
+        return publication.published
+
+    def stream_message(
+        self,
+        request: SendMessageRequest,
+        *,
+        caller: str | None = None,
+        extensions: frozenset[str] = frozenset(),
+        agent: Agent | None = None,
+        headers: Mapping[str, str] | None = None,
+        on_create: Callable[[Task], Awaitable[None]] | None = None,
+    ) -> AbstractAsyncContextManager[Subscription]:
+        """SendStreamingMessage, as an async context manager yielding the event stream.
+
+        The first event is the Task snapshot (for a resumed task: as of its resumption),
+        or a single ``message`` event when the agent replied with a Message; the stream
+        ends after a terminal or interrupted state. Leaving the context early stops the
+        stream, not the task. Errors that happen before the first event are raised by
+        ``__aenter__``. ``agent``, ``headers`` and ``on_create`` are as for
+        :meth:`send_message`.
+
+        Raises:
+            ServerBusyError, TaskNotFoundError, UnsupportedOperationError,
+            InvalidParamsError: As for ``send_message``, from ``__aenter__``.
+            SubscriberDropped: From the iterator, if its consumer falls too far behind.
+        """
+        return self._streams.stream_message(
+            request,
+            caller=caller,
+            extensions=extensions,
+            agent=agent,
+            headers=headers,
+            on_create=on_create,
+        )
+
+    def subscribe(
+        self, task_id: str, *, caller: str | None = None
+    ) -> AbstractAsyncContextManager[Subscription]:
+        """SubscribeToTask: the current Task snapshot, then every later event.
+
+        The stream ends after the next terminal or interrupted state (an interrupted
+        snapshot does not end it). Leaving the context early affects no other subscriber.
+
+        Raises:
+            TaskNotFoundError: From ``__aenter__``: unknown, or not the caller's.
+            UnsupportedOperationError: From ``__aenter__``: the task is terminal.
+            SubscriberDropped: From the iterator, if its consumer falls too far behind.
+        """
+        return self._streams.subscribe(task_id, caller=caller)
+
+    async def get_task(
+        self, task_id: str, *, history_length: int | None = None, caller: str | None = None
+    ) -> Task:
+        """GetTask: the last published snapshot, cut to ``history_length``.
+
+        Never waits for the task's actor.
+
+        Raises:
+            TaskNotFoundError: Unknown, provisional, or not the caller's.
+        """
+        return await self._queries.get_task(task_id, history_length=history_length, caller=caller)
+
+    async def check_access(self, task_id: str, *, caller: str | None = None) -> Task:
+        """The task, if ``caller`` may see it (for push-config CRUD and the like).
+
+        Raises:
+            TaskNotFoundError: Unknown, provisional, or not the caller's.
+        """
+        return await self._queries.check_access(task_id, caller=caller)
+
+    async def list_tasks(
+        self, request: ListTasksRequest, *, caller: str | None = None
+    ) -> ListTasksResponse:
+        """ListTasks: the caller's tasks, newest first, from the store.
+
+        Without ``includeArtifacts`` the tasks carry no artifacts; ``historyLength`` cuts
+        each history; ``nextPageToken`` is ``""`` on the last page.
+
+        Raises:
+            InvalidParamsError: Bad ``pageToken`` or ``pageSize``.
+        """
+        return await self._queries.list_tasks(request, caller=caller)
 
     # -- introspection -------------------------------------------------------------------
 
     def get_actor(self, task_id: str) -> TaskActor | None:
         """The live actor of ``task_id`` (provisional ones included), for introspection."""
-        return self._actors.get(task_id)
+        return self._roster.actors.get(task_id)
 
     def statistics(self) -> SupervisorStatistics:
         """A frozen record of live, running, queued and interrupted tasks and queues."""
         provisional = interrupted = depth = deepest = subscribers = 0
-        for actor in self._actors.values():
+        for actor in self._roster.actors.values():
             stats: ActorStatistics = actor.statistics()
             provisional += not stats.committed
             interrupted += stats.committed and stats.state in INTERRUPTED_STATES
             depth += stats.mailbox_depth
             deepest = max(deepest, stats.mailbox_depth)
             subscribers += stats.subscribers
-        admission = self._admission.statistics()
+        admission = self._env.admission.statistics()
         return SupervisorStatistics(
             live_tasks=admission.live,
             provisional_tasks=provisional,
@@ -369,7 +462,7 @@ class Supervisor(TaskStreams, TaskQueries):
             mailbox_depth=depth,
             max_mailbox_depth=deepest,
             subscribers=subscribers,
-            dropped_subscribers=self._dropped_subscribers,
+            dropped_subscribers=self._env.dropped_subscribers,
             retained_tasks=len(self._retention),
         )
 
@@ -382,5 +475,5 @@ class Supervisor(TaskStreams, TaskQueries):
         """
         victims = self._retention.victims()
         for task_id in victims:
-            await self._store.delete(task_id)
+            await self._env.store.delete(task_id)
         return len(victims)

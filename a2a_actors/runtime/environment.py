@@ -1,0 +1,131 @@
+"""The environment a supervisor hands each of its task actors: the one seam between them.
+
+A :class:`~a2a_actors.runtime.actor.TaskActor` and its parts reach nothing of the
+supervisor but this object: where tasks are stored, the capacity limits, who observes
+events, the sizes of queues, and the two calls an actor makes when its task is over. A
+backend that runs actors elsewhere (a cluster) plugs in here by building an environment
+with its own store, observers and end-of-life callbacks; the actor does not change.
+
+Contract, for whoever builds one:
+
+* ``store`` has every change of a committed task before any reader, subscriber or observer
+  sees it (the actor awaits ``store.save`` first);
+* ``task_ended(ended, stored)`` is called exactly once per actor, synchronously, when its
+  task's final state is published or the task is discarded (``stored`` false: it was never
+  committed); it must not block or raise;
+* ``evict``, when set, is awaited by the actor after ``task_ended``, from the actor's task;
+* :meth:`ActorEnvironment.notify` never raises: an observer's exception is logged.
+
+One environment is shared by every actor of a supervisor, so it holds nothing per task;
+``dropped_subscribers`` is a counter the actors add to.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Protocol, final
+
+from ..protocol.models import StreamResponse
+from ..stores.base import TaskStore
+from .admission import Admission
+
+if TYPE_CHECKING:
+    from .supervisor import Supervisor
+
+__all__ = ("ActorEnvironment", "EndedTask", "EventObserver")
+
+logger = logging.getLogger("a2a_actors.runtime")
+
+
+class EventObserver(Protocol):
+    """Receives every event the supervisor publishes (push delivery, metrics, audit).
+
+    Called synchronously, in order, for every event of every committed task (its initial
+    Task, then status and artifact updates) after the change is in the store. Must not
+    block or await: enqueue with ``send_nowait`` and return. An exception is logged and
+    ignored. ``terminal`` is true for the status update that ends the task.
+    """
+
+    def task_event(
+        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool
+    ) -> None:
+        """Observe one published event."""
+        ...
+
+
+class EndedTask(Protocol):
+    """What ``task_ended`` is told: the publication of the task that ended."""
+
+    @property
+    def task_id(self) -> str:
+        """The task's id."""
+        ...
+
+
+def _no_end(ended: EndedTask, stored: bool) -> None:
+    return None
+
+
+@final
+class ActorEnvironment:
+    """What every actor of one supervisor shares (see the module docstring).
+
+    Args:
+        store: Where tasks are written through.
+        admission: The live-task cap and the running-slot queue.
+        supervisor: What ``ctx.supervisor`` returns to handlers.
+        observers: Receive every published event.
+        mailbox_size: Capacity of each task's inbox of client messages.
+        subscriber_buffer: Events a subscriber may fall behind before it is dropped.
+        keep_interrupted: At shutdown, leave tasks waiting for input as they are stored.
+        task_ended: Called once per actor when its task is over (see the contract).
+        evict: Awaited by an actor after its task ended (retention), or None.
+    """
+
+    __slots__ = (
+        "admission",
+        "dropped_subscribers",
+        "evict",
+        "keep_interrupted",
+        "mailbox_size",
+        "observers",
+        "store",
+        "subscriber_buffer",
+        "supervisor",
+        "task_ended",
+    )
+
+    def __init__(
+        self,
+        *,
+        store: TaskStore,
+        admission: Admission,
+        supervisor: Supervisor,
+        observers: Sequence[EventObserver] = (),
+        mailbox_size: int = 64,
+        subscriber_buffer: int = 256,
+        keep_interrupted: bool = False,
+        task_ended: Callable[[EndedTask, bool], None] = _no_end,
+        evict: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
+        self.store = store
+        self.admission = admission
+        self.supervisor = supervisor
+        self.observers = tuple(observers)
+        self.mailbox_size = mailbox_size
+        self.subscriber_buffer = subscriber_buffer
+        self.keep_interrupted = keep_interrupted
+        self.task_ended = task_ended
+        self.evict = evict
+        self.dropped_subscribers = 0
+
+    def notify(
+        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool = True
+    ) -> None:
+        """Tell every observer about ``event``; an observer's exception is logged, not raised."""
+        for observer in self.observers:
+            try:
+                observer.task_event(task_id, owner, event, terminal=terminal)
+            except Exception:
+                logger.exception("task %s: event observer failed", task_id)
