@@ -183,24 +183,24 @@ class ClusterConnection:
             self._back = anyio.Event()
 
     @contextmanager
-    def bounded(self, what: str) -> Iterator[None]:
+    def bounded(self, what: str, *, timeout: float | None = None) -> Iterator[None]:
         """Run the block within :attr:`timeout`; NATS failures become ClusterUnavailableError.
 
         Args:
             what: What the block does, for the error message ("save task t1").
+            timeout: Seconds instead of :attr:`timeout`.
 
         Raises:
             ClusterUnavailableError: The block timed out, or nats-py failed (closed or
                 reconnecting connection, no JetStream, a server error).
         """
+        bound = self.timeout if timeout is None else timeout
         try:
-            with anyio.fail_after(self.timeout):
+            with anyio.fail_after(bound):
                 yield
         except TimeoutError as exc:
             self._unavailable += 1
-            raise ClusterUnavailableError(
-                f"NATS did not answer within {self.timeout} s ({what})"
-            ) from exc
+            raise ClusterUnavailableError(f"NATS did not answer within {bound} s ({what})") from exc
         except nats.errors.Error as exc:
             self._unavailable += 1
             raise ClusterUnavailableError(f"NATS failed ({what}): {exc!r}") from exc
@@ -215,10 +215,12 @@ class ClusterConnection:
         )
 
 
-async def close_subscription(sub: Subscription) -> None:
-    """Unsubscribe ``sub`` (shielded, at most 5 s); a closed connection is fine."""
+async def close_subscription(client: Client, sub: Subscription) -> None:
+    """Unsubscribe ``sub`` of ``client`` and wait until the server has processed it
+    (shielded, at most 5 s); a closed connection is fine."""
     with anyio.CancelScope(shield=True), anyio.move_on_after(5):
         try:
             await sub.unsubscribe()
+            await client.flush()
         except nats.errors.Error:
             return  # the connection is closed or gone: the server dropped it already

@@ -200,7 +200,7 @@ class EventLog:
             with receive:
                 yield TaskFeed(snapshot, receive)
         finally:
-            await close_subscription(sub)
+            await close_subscription(self._conn.client, sub)
             send.close()
 
     async def forget(self, task_id: str) -> None:

@@ -161,7 +161,7 @@ class NatsTaskStore:
             await store._barrier()
             yield store
         finally:
-            await close_subscription(sub)
+            await close_subscription(conn.client, sub)
 
     # -- TaskStore -----------------------------------------------------------------------
 
