@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import anyio
@@ -51,8 +53,6 @@ from .publication import Publication
 from .slot import RunSlot
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from ..protocol.state import TaskMachine
     from .agent import Agent
     from .environment import ActorEnvironment
@@ -74,6 +74,7 @@ class _Cancellable(Protocol):
 
 
 _NO_SCOPE: AbstractContextManager[None] = nullcontext()
+_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 
 
 class ClientInput(NamedTuple):
@@ -132,8 +133,7 @@ class TaskActor:
     """
 
     __slots__ = (
-        "_cancel_metadata",
-        "_cancel_requested",
+        "_cancel",
         "_interrupt",
         "agent",
         "extensions",
@@ -173,8 +173,8 @@ class TaskActor:
         self.message = message
         self.extensions = extensions
         self._interrupt: _Cancellable | None = None
-        self._cancel_requested = False
-        self._cancel_metadata: dict[str, Any] | None = None
+        # None until a cancel is requested, then the metadata for the CANCELED event.
+        self._cancel: Mapping[str, Any] | None = None
 
     # -- reading (any task) ----------------------------------------------------------
 
@@ -235,7 +235,7 @@ class TaskActor:
         machine.check_user_message(message)
         inbox = self.inbox
         busy = inbox is not None and len(inbox) > 0
-        if not machine.interrupted or self._cancel_requested or busy:
+        if not machine.interrupted or self._cancel is not None or busy:
             raise UnsupportedOperationError(STILL_WORKING_TEXT, metadata={"taskId": self.task_id})
         if inbox is None:
             inbox = self.inbox = Mailbox(self.publication.env.mailbox_size)
@@ -248,8 +248,7 @@ class TaskActor:
     def request_cancel(self, metadata: dict[str, Any] | None = None) -> None:
         """Interrupt the handler (or its wait for a slot or for input); the actor then
         records CANCELED. ``metadata`` goes on the CANCELED status update event."""
-        self._cancel_requested = True
-        self._cancel_metadata = metadata
+        self._cancel = metadata if metadata is not None else _NO_METADATA
         if self._interrupt is not None:
             self._interrupt.cancel()
 
@@ -317,7 +316,7 @@ class TaskActor:
         """
         if callable(getattr(handle, "cancel", None)):
             self._interrupt = cast("_Cancellable", handle)
-            if self._cancel_requested:
+            if self._cancel is not None:
                 self._interrupt.cancel()
 
     async def run(self) -> None:
@@ -333,7 +332,7 @@ class TaskActor:
         with own_scope as scope:  # only without a task handle to cancel (see attach)
             if scope is not None:
                 self._interrupt = scope
-                if self._cancel_requested:
+                if self._cancel is not None:
                     scope.cancel()
             error: Exception | None = None
             result: object = None
@@ -357,7 +356,7 @@ class TaskActor:
                         "task %s: agent failed while cancelled", self.task_id, exc_info=rest
                     )
                     raise _first_leaf(cancel) from None
-                if self._cancel_requested:  # swallowed, or turned into an error, by the agent
+                if self._cancel is not None:  # swallowed, or turned into an error, by the agent
                     if error is not None:
                         logger.error(
                             "task %s: agent failed while cancelled", self.task_id, exc_info=error
@@ -377,7 +376,7 @@ class TaskActor:
                 else:
                     await self._finish_result(result)
             except BaseException as exc:
-                if self._cancel_requested and _is_cancellation(exc):  # CancelTask
+                if self._cancel is not None and _is_cancellation(exc):  # CancelTask
                     with anyio.CancelScope(shield=True):
                         await self._finish_canceled()
                 elif isinstance(exc, Exception):  # a bug or a broken store: this task only
@@ -391,7 +390,7 @@ class TaskActor:
                     raise
             evict = publication.env.evict
             if evict is not None:
-                with anyio.CancelScope(shield=self._cancel_requested):
+                with anyio.CancelScope(shield=self._cancel is not None):
                     await evict()
 
     async def abort(self, text: str, *, failed: bool = False) -> None:
@@ -410,7 +409,7 @@ class TaskActor:
                 publication.terminate(
                     _S.FAILED if failed else _S.CANCELED,
                     agent_message(text),
-                    self._cancel_metadata,
+                    self._cancel,
                 )
             await publication.flush()
         except Exception:
@@ -424,7 +423,7 @@ class TaskActor:
     async def _finish_canceled(self) -> None:
         publication = self.publication
         if not self.machine.terminal:
-            publication.terminate(_S.CANCELED, None, self._cancel_metadata)
+            publication.terminate(_S.CANCELED, None, self._cancel)
         await publication.flush_pending()
 
     async def _finish_error(self, error: Exception) -> None:

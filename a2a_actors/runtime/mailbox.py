@@ -1,11 +1,9 @@
 """A task actor's inbox: a small bounded queue with one receiver.
 
-The issue asked for an anyio memory object stream. Measured with tracemalloc over 20,000
-parked tasks (anyio 4.16, CPython 3.11), a task parked on ``receive()`` of a memory stream
-pair costs about 3 KB more than one parked on an ``anyio.Event`` (asyncio: 8.1 KB against
-5.0 KB; trio: 7.3 KB against 4.1 KB), which alone would spend most of the 8 KB budget of a
-parked INPUT_REQUIRED task. So the mailbox is a list plus an Event that exists only while
-the receiver waits; the vocabulary is anyio's:
+Not an anyio memory object stream, which costs a parked task about 3 KB more than an
+``anyio.Event`` (see benchmarks/README.md, "Why the mailbox is not a memory stream"): a
+list, made at the first item, plus an Event that exists only while the receiver waits.
+The vocabulary is anyio's:
 
 * :meth:`Mailbox.send_nowait` never blocks: it raises :class:`anyio.WouldBlock` when the
   mailbox is full (the supervisor answers that with ``ServerBusyError``) and
@@ -54,12 +52,15 @@ class Mailbox(Generic[T]):
         if capacity < 1:
             raise ValueError("mailbox capacity must be at least 1")
         self._capacity = capacity
-        self._items: list[T] = []
+        self._items: list[T] | None = (
+            None  # made at the first item: a parked task may never get one
+        )
         self._waiter: anyio.Event | None = None
         self._closed = False
 
     def __len__(self) -> int:
-        return len(self._items)
+        items = self._items
+        return len(items) if items is not None else 0
 
     def send_nowait(self, item: T) -> None:
         """Append ``item`` and wake the receiver.
@@ -70,9 +71,12 @@ class Mailbox(Generic[T]):
         """
         if self._closed:
             raise anyio.ClosedResourceError
-        if len(self._items) >= self._capacity:
+        items = self._items
+        if items is None:
+            items = self._items = []
+        elif len(items) >= self._capacity:
             raise anyio.WouldBlock
-        self._items.append(item)
+        items.append(item)
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
@@ -103,6 +107,7 @@ class Mailbox(Generic[T]):
             await anyio.lowlevel.checkpoint()
             if not self._items:  # pragma: no cover - single receiver, cannot happen
                 return await self.receive()
+        assert self._items is not None
         return self._items.pop(0)
 
     def receive_nowait(self) -> T:
@@ -112,8 +117,9 @@ class Mailbox(Generic[T]):
             anyio.WouldBlock: The mailbox is empty (and open).
             anyio.EndOfStream: The mailbox is closed and empty.
         """
-        if self._items:
-            return self._items.pop(0)
+        items = self._items
+        if items:
+            return items.pop(0)
         if self._closed:
             raise anyio.EndOfStream
         raise anyio.WouldBlock
@@ -146,4 +152,4 @@ class Mailbox(Generic[T]):
 
     def statistics(self) -> MailboxStatistics:
         """The mailbox's depth, capacity and whether its receiver is waiting."""
-        return MailboxStatistics(len(self._items), self._capacity, self._waiter is not None)
+        return MailboxStatistics(len(self), self._capacity, self._waiter is not None)

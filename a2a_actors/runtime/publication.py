@@ -59,6 +59,9 @@ __all__ = ("Publication",)
 _S = TaskState
 _NO_FANOUT = FanoutStatistics(0, 0)
 
+#: A queued event: the task version it produced, the event, whether it settles the task.
+_Queued = tuple[int, StreamResponse, bool]
+
 
 class Publication:
     """The stored-then-published state of one task (see the module docstring).
@@ -89,7 +92,8 @@ class Publication:
         self.env = env
         self._fanout: Fanout | None = None
         self._waiters: list[anyio.Event] | None = None
-        self._pending: list[tuple[int, StreamResponse, bool]] = []
+        # Events queued for the next publish; no list while none is (a parked task holds none).
+        self._pending: list[_Queued] | None = None
         self._published: Task | None = None
         self._published_version = 0
         self._reply: Message | None = None
@@ -207,7 +211,7 @@ class Publication:
         if pre is not None:
             self._stage_commit(*pre)
         final = state in SETTLED_STATES
-        self._pending.append((machine.version, StreamResponse(status_update=event), final))
+        self._queue((machine.version, StreamResponse(status_update=event), final))
         await self.flush()
         if checkpoint:
             await anyio.lowlevel.checkpoint()
@@ -235,7 +239,7 @@ class Publication:
         )
         if pre is not None:
             self._stage_commit(*pre)
-        self._pending.append((machine.version, StreamResponse(artifact_update=event), False))
+        self._queue((machine.version, StreamResponse(artifact_update=event), False))
         await self.flush()
         if checkpoint:
             await anyio.lowlevel.checkpoint()
@@ -272,7 +276,7 @@ class Publication:
         await anyio.lowlevel.checkpoint()
 
     def terminate(
-        self, state: TaskState, message: Message | None, metadata: dict[str, Any] | None = None
+        self, state: TaskState, message: Message | None, metadata: Mapping[str, Any] | None = None
     ) -> None:
         """Queue a final state (CANCELED or FAILED) decided by the runtime, not the agent;
         :meth:`flush` stores and publishes it. Commits a provisional task first.
@@ -286,10 +290,10 @@ class Publication:
         if state is _S.CANCELED:
             event = machine.cancel(timestamp=utc_now(), message=message)
             if metadata:
-                event = msgspec.structs.replace(event, metadata=metadata)
+                event = msgspec.structs.replace(event, metadata=dict(metadata))
         else:
             event = machine.set_status(state, timestamp=utc_now(), message=message)
-        self._pending.append((machine.version, StreamResponse(status_update=event), True))
+        self._queue((machine.version, StreamResponse(status_update=event), True))
 
     # -- storing and publishing (the actor's own task) ---------------------------------
 
@@ -307,7 +311,14 @@ class Publication:
 
     def _stage_commit(self, version: int, snapshot: Task) -> None:
         self._committed = True
-        self._pending.append((version, StreamResponse(task=snapshot), False))
+        self._queue((version, StreamResponse(task=snapshot), False))
+
+    def _queue(self, item: _Queued) -> None:
+        pending = self._pending
+        if pending is None:
+            self._pending = [item]
+        else:
+            pending.append(item)
 
     async def flush(self) -> None:
         """Store the latest snapshot, then publish it and the queued events."""
@@ -336,7 +347,7 @@ class Publication:
         self._published = snapshot
         self._published_version = version
         pending = self._pending
-        if pending:
+        if pending is not None:
             env = self.env
             fanout = self._fanout
             observed = bool(env.observers)
@@ -353,7 +364,7 @@ class Publication:
                     update = event.status_update
                     terminal = update is not None and update.status.state in TERMINAL_STATES
                     env.notify(self.machine.task_id, self.owner, event, terminal=terminal)
-            pending.clear()
+            self._pending = None
         if snapshot.status.state in TERMINAL_STATES:
             self.end()
         else:
