@@ -3,8 +3,9 @@
     a2a-actors serve examples.sleeper:agent
 
 Send a number of seconds (``"3"``, ``"0.5"``): the task reports WORKING with the status
-message "slept N s" after each whole second, and completes with "done after N s". Send
-``forever`` to have it work until the task is cancelled (CancelTask ends it CANCELED).
+message "sleeping N s" at once and "slept N s" after each whole second, and completes with
+"done after N s". Send ``forever`` to have it work ("sleeping until canceled") until the
+task is cancelled (CancelTask ends it CANCELED).
 Anything else is rejected (``TASK_STATE_REJECTED``).
 """
 
@@ -37,7 +38,9 @@ async def sleep(ctx: TaskContext) -> None:
     if seconds is None:
         await ctx.reject("send a number of seconds, or 'forever'")
         return
-    await ctx.update(f"sleeping {ctx.text.strip()} s")
+    await ctx.update(
+        "sleeping until canceled" if seconds == math.inf else f"sleeping {seconds:g} s"
+    )
     elapsed = 0
     while elapsed + 1 <= seconds:
         await anyio.sleep(1)
@@ -45,7 +48,7 @@ async def sleep(ctx: TaskContext) -> None:
         await ctx.update(f"slept {elapsed} s")
     if seconds > elapsed:
         await anyio.sleep(seconds - elapsed)
-    await ctx.complete(f"done after {ctx.text.strip()} s")
+    await ctx.complete(f"done after {seconds:g} s")
 
 
 agent = Agent(

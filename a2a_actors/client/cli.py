@@ -1,12 +1,19 @@
 """Command-line access to any A2A agent: ``card``, ``send``, ``get``, ``list``, ``cancel``,
 ``subscribe``.
 
-Each subcommand takes the agent's base URL, discovers its card (see :mod:`.discovery`) and
-calls one method. Output is human-readable by default (streams print text as it arrives and
-one line per status change); ``--json`` prints the A2A wire JSON of each result or event, one
-per line, as :func:`a2a_actors.protocol.codec.encode` writes it (``send`` prints a
-SendMessageResponse, streams print StreamResponses). A failed call prints
-``error: <ErrorClass> (<code>): <message>`` on stderr and exits with status 1.
+Each subcommand takes the agent's base URL (an ``http(s)://`` URL, checked before anything
+is sent), discovers its card (see :mod:`.discovery`) and calls one method. Output is
+human-readable by default (streams print text as it arrives and one line per status
+change); ``--json`` prints the A2A wire JSON of each result or event, one per line, as
+:func:`a2a_actors.protocol.codec.encode` writes it (``send`` prints a SendMessageResponse,
+streams print StreamResponses). What is meant for the person rather than a script (a task's
+id while waiting, the question of a task waiting for input and how to answer it, how to
+follow a task left running) goes to stderr: see :mod:`.cli_output` and :mod:`.cli_send`.
+
+Exit status: 0 ok; 1 the call failed, printed as ``error: <ErrorClass> (<code>): <message>``
+on stderr (an authentication failure adds a hint about ``--api-key``/``--bearer-token``);
+2 bad input (usage, a malformed URL, an unknown ``--status``); 124 ``send --timeout``
+expired; 130 interrupted (Ctrl-C).
 
 :func:`add_client_commands` (alias :func:`register`, the hook ``a2a_actors.cli`` calls on each
 module in its ``SUBCOMMANDS``) adds the subcommands to another parser; each sets ``handler``,
@@ -17,33 +24,65 @@ with just these subcommands.
 from __future__ import annotations
 
 import argparse
-import sys
+import shlex
 from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
+import httpx
 
-from a2a_actors.protocol import codec
-from a2a_actors.protocol.card import AgentCard
-from a2a_actors.protocol.errors import A2AError
-from a2a_actors.protocol.models import Message, StreamResponse, Task, TaskState
-from a2a_actors.protocol.requests import SendMessageResponse
+from a2a_actors.protocol.errors import A2AError, UnauthenticatedError
+from a2a_actors.protocol.models import TaskState
 
+from .call_arguments import task_state
+from .cli_output import (
+    emit,
+    follow,
+    note,
+    print_card,
+    print_reply,
+    state_name,
+    waiting_hint,
+)
+from .cli_send import send, timeout_seconds
 from .client import A2AClient
 from .discovery import DEFAULT_BINDINGS
-from .remote_agent import CallResult
-from .stream import EventStream
 
 __all__ = ("add_client_commands", "main", "register")
 
-#: A subcommand's coroutine, run with a connected client.
-_Command = Callable[[A2AClient, argparse.Namespace], Awaitable[None]]
+#: A subcommand's coroutine, run with a connected client; returns the exit status.
+_Command = Callable[[A2AClient, argparse.Namespace], Awaitable[int | None]]
 #: What a subparser's ``handler`` default is: parsed arguments in, exit status out.
 _Handler = Callable[[argparse.Namespace], int]
 
 
+def _base_url(text: str) -> str:
+    """The ``url`` argument: an http(s) URL with a host."""
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL as exc:
+        raise argparse.ArgumentTypeError(f"malformed URL {text!r} ({exc})") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise argparse.ArgumentTypeError(
+            f"expected the agent's base URL, such as http://127.0.0.1:8000; got {text!r}"
+        )
+    return text
+
+
+def _state(text: str) -> TaskState:
+    """The ``--status`` argument: a task state, by any of its names."""
+    try:
+        state = task_state(text)
+    except ValueError:
+        state = TaskState.UNSPECIFIED
+    if state is TaskState.UNSPECIFIED:
+        known = ", ".join(state_name(s) for s in TaskState if s is not TaskState.UNSPECIFIED)
+        raise argparse.ArgumentTypeError(f"unknown task state {text!r}; one of: {known}")
+    return state
+
+
 def _common() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("url", help="the agent's base URL (its card is discovered)")
+    common.add_argument("url", type=_base_url, help="the agent's base URL (its card is discovered)")
     common.add_argument("--api-key", help="API key, placed as the card's apiKey scheme says")
     common.add_argument("--bearer-token", help="token sent as 'Authorization: Bearer …'")
     common.add_argument(
@@ -61,15 +100,21 @@ def add_client_commands(subparsers: argparse._SubParsersAction[argparse.Argument
     card = subparsers.add_parser("card", parents=[common], help="show the agent's card")
     card.set_defaults(handler=_runner(_card))
 
-    send = subparsers.add_parser("send", parents=[common], help="send a text message")
-    send.add_argument("text", help="the message text")
-    send.add_argument("--stream", action="store_true", help="stream the reply as it comes")
-    send.add_argument("--task-id", default="", help="continue this (interrupted) task")
-    send.add_argument("--context-id", default="", help="send within this context")
-    send.add_argument(
+    send_ = subparsers.add_parser("send", parents=[common], help="send a text message")
+    send_.add_argument("text", help="the message text")
+    send_.add_argument("--stream", action="store_true", help="stream the reply as it comes")
+    send_.add_argument("--task-id", default="", help="continue this (interrupted) task")
+    send_.add_argument("--context-id", default="", help="send within this context")
+    send_.add_argument(
         "--return-immediately", action="store_true", help="do not wait for the task to finish"
     )
-    send.set_defaults(handler=_runner(_send))
+    send_.add_argument(
+        "--timeout",
+        type=timeout_seconds,
+        metavar="SECONDS",
+        help="stop waiting after SECONDS (exit 124); the task keeps running",
+    )
+    send_.set_defaults(handler=_runner(send))
 
     get = subparsers.add_parser("get", parents=[common], help="show a task")
     get.add_argument("task_id")
@@ -78,7 +123,9 @@ def add_client_commands(subparsers: argparse._SubParsersAction[argparse.Argument
 
     list_ = subparsers.add_parser("list", parents=[common], help="list tasks")
     list_.add_argument("--context-id", default=None)
-    list_.add_argument("--status", default=None, help="e.g. working, TASK_STATE_COMPLETED")
+    list_.add_argument(
+        "--status", type=_state, default=None, help="e.g. working, TASK_STATE_COMPLETED"
+    )
     list_.add_argument("--page-size", type=int, default=None)
     list_.add_argument("--page-token", default=None)
     list_.set_defaults(handler=_runner(_list))
@@ -115,11 +162,15 @@ def _runner(command: _Command) -> _Handler:
     def run(args: argparse.Namespace) -> int:
         try:
             return anyio.run(_call, command, args, backend="trio")
-        except A2AError as exc:
-            print(_describe(exc), file=sys.stderr)
+        except UnauthenticatedError as exc:
+            note(_describe(exc))
+            note(_credentials_hint(args))
             return 1
-        except ValueError as exc:  # an argument the client refuses (e.g. an unknown state)
-            print(f"error: {exc}", file=sys.stderr)
+        except A2AError as exc:
+            note(_describe(exc))
+            return 1
+        except ValueError as exc:  # an argument the client refuses
+            note(f"error: {exc}")
             return 2
         except KeyboardInterrupt:
             return 130
@@ -133,8 +184,8 @@ async def _call(command: _Command, args: argparse.Namespace) -> int:
         args.url, bindings=bindings, api_key=args.api_key, bearer_token=args.bearer_token
     )
     async with client:
-        await command(client, args)
-    return 0
+        status = await command(client, args)
+    return status or 0
 
 
 def _describe(exc: A2AError) -> str:
@@ -144,12 +195,14 @@ def _describe(exc: A2AError) -> str:
     return f"error: {name}: {exc.message}"
 
 
-def _emit(obj: object) -> None:
-    print(codec.encode(obj).decode(), flush=True)
-
-
-def _state(state: TaskState) -> str:
-    return state.name.lower().replace("_", "-")
+def _credentials_hint(args: argparse.Namespace) -> str:
+    if args.api_key or args.bearer_token:
+        return "the agent refused the credentials given (--api-key / --bearer-token)"
+    card = f"a2a-actors card {shlex.quote(args.url)}"
+    return (
+        "this agent needs credentials: pass --api-key KEY or --bearer-token TOKEN "
+        f"(its card says which: {card})"
+    )
 
 
 # -- commands ------------------------------------------------------------------------------
@@ -159,72 +212,18 @@ async def _card(client: A2AClient, args: argparse.Namespace) -> None:
     card = client.card
     assert card is not None
     if args.json:
-        _emit(card)
+        emit(card)
         return
-    _print_card(card, client)
-
-
-def _print_card(card: AgentCard, client: A2AClient) -> None:
-    print(f"{card.name} (version {card.version})")
-    if card.description:
-        print(f"  {card.description}")
-    print("interfaces:")
-    for iface in card.supported_interfaces:
-        chosen = " (selected)" if iface == client.interface else ""
-        tenant = f" tenant={iface.tenant}" if iface.tenant else ""
-        print(f"  {iface.protocol_binding} {iface.protocol_version} {iface.url}{tenant}{chosen}")
-    caps = card.capabilities
-    flags = [
-        name
-        for name, on in (
-            ("streaming", caps.streaming),
-            ("push-notifications", caps.push_notifications),
-            ("extended-card", caps.extended_agent_card),
-        )
-        if on
-    ]
-    print(f"capabilities: {', '.join(flags) or 'none'}")
-    if card.security_schemes:
-        print(f"security: {', '.join(card.security_schemes)}")
-    print("skills:")
-    for skill in card.skills:
-        print(f"  {skill.id}: {skill.name} - {skill.description}")
-
-
-async def _send(client: A2AClient, args: argparse.Namespace) -> None:
-    if args.stream:
-        stream = client.stream_message(args.text, task_id=args.task_id, context_id=args.context_id)
-        await _follow(stream, as_json=args.json)
-        return
-    reply = await client.send_message(
-        args.text,
-        task_id=args.task_id,
-        context_id=args.context_id,
-        return_immediately=args.return_immediately,
-    )
-    if args.json:
-        if isinstance(reply, Task):
-            _emit(SendMessageResponse(task=reply))
-        else:
-            _emit(SendMessageResponse(message=reply))
-    else:
-        _print_reply(reply)
-
-
-def _print_reply(reply: Task | Message) -> None:
-    result = CallResult.of(reply)
-    if isinstance(reply, Task):
-        print(f"task {reply.id} (context {reply.context_id}): {_state(reply.status.state)}")
-    if result.text:
-        print(result.text)
+    print_card(card, client)
 
 
 async def _get(client: A2AClient, args: argparse.Namespace) -> None:
     task = await client.get_task(args.task_id, history_length=args.history_length)
     if args.json:
-        _emit(task)
+        emit(task)
     else:
-        _print_reply(task)
+        print_reply(task)
+    waiting_hint(task, args.url)
 
 
 async def _list(client: A2AClient, args: argparse.Namespace) -> None:
@@ -235,10 +234,10 @@ async def _list(client: A2AClient, args: argparse.Namespace) -> None:
         page_token=args.page_token,
     )
     if args.json:
-        _emit(page)
+        emit(page)
         return
     for task in page.tasks:
-        print(f"{task.id}  {_state(task.status.state):<15} context {task.context_id}")
+        print(f"{task.id}  {state_name(task.status.state):<15} context {task.context_id}")
     print(f"({len(page.tasks)} of {page.total_size})")
     if page.next_page_token:
         print(f"next page: --page-token {page.next_page_token}")
@@ -247,48 +246,12 @@ async def _list(client: A2AClient, args: argparse.Namespace) -> None:
 async def _cancel(client: A2AClient, args: argparse.Namespace) -> None:
     task = await client.cancel_task(args.task_id)
     if args.json:
-        _emit(task)
+        emit(task)
     else:
-        _print_reply(task)
+        print_reply(task)
 
 
 async def _subscribe(client: A2AClient, args: argparse.Namespace) -> None:
-    await _follow(client.subscribe(args.task_id), as_json=args.json)
-
-
-async def _follow(stream: EventStream, *, as_json: bool) -> None:
-    """Print each event as it arrives: text deltas inline, one line per status change.
-
-    Stops at the first final event (a Message, a terminal or an interrupted state).
-    """
-    midline = False
-    async with stream:
-        async for event in stream:
-            if as_json:
-                _emit(event)
-            else:
-                midline = _print_event(event, midline)
-            if stream.done:  # terminal, or waiting for input: nothing more to follow
-                break
-    if midline:
-        print(flush=True)
-
-
-def _print_event(event: StreamResponse, midline: bool) -> bool:
-    def line(text: str) -> None:
-        print(("\n" if midline else "") + text, flush=True)
-
-    if event.artifact_update is not None:
-        text = "".join(p.text or "" for p in event.artifact_update.artifact.parts)
-        print(text, end="", flush=True)
-        return midline or bool(text)
-    if event.message is not None:
-        line(event.message.text)
-    elif event.task is not None:
-        task = event.task
-        line(f"task {task.id} (context {task.context_id}): {_state(task.status.state)}")
-    elif event.status_update is not None:
-        status = event.status_update.status
-        note = f": {status.message.text}" if status.message is not None else ""
-        line(f"[{_state(status.state)}{note}]")
-    return False
+    stream = client.subscribe(args.task_id)
+    await follow(stream, as_json=args.json)
+    waiting_hint(stream.task, args.url)

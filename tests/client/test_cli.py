@@ -158,7 +158,7 @@ def test_errors(agent_server: ServedScenario, capsys: pytest.CaptureFixture[str]
 
     status, _, err = run(capsys, "list", url, "--status", "bogus")
     assert status == 2
-    assert err == "error: unknown task state 'bogus'\n"
+    assert "argument --status: unknown task state 'bogus'; one of: submitted, " in err
 
     assert main(["send"]) == 2  # usage error
     assert "usage:" in capsys.readouterr().err
