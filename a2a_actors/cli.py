@@ -4,6 +4,12 @@ Each subcommand lives in its own module, listed in :data:`SUBCOMMANDS`, which ex
 ``register(subparsers)``: it adds its parser and sets ``handler`` (a function of the parsed
 arguments returning the exit status) as the parser's default. This module only builds the
 parser and dispatches, so adding a command never touches another one.
+
+User errors are one line on stderr, never a traceback: each command reports its own
+(``a2a-actors serve: ...``, ``error: ...``) with exit status 2 for bad input and 1 for a
+failed call; anything else escaping a command is printed as ``a2a-actors: <Error>: <text>``
+(exit status 1). ``--debug``, before or after the command name, prints the traceback
+instead (and a served module's import traceback).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ SUBCOMMANDS: tuple[str, ...] = (
 
 Handler = Callable[[argparse.Namespace], int]
 
+_DEBUG_HELP = "print tracebacks of unexpected errors (and of a served module's import)"
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every registered subcommand."""
@@ -33,9 +41,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="a2a-actors", description="A2A 1.0 agents as actors: serve and call agents."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
         importlib.import_module(name).register(subparsers)
+    for command in subparsers.choices.values():  # also accepted after the command name
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP
+        )
     return parser
 
 
@@ -43,7 +56,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 on success)."""
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
-    return handler(args)
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        cause = _innermost(exc)
+        print(
+            f"a2a-actors: {type(cause).__name__}: {cause} (--debug shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The one error inside nested single-error groups (task groups wrap what they raise)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 if __name__ == "__main__":

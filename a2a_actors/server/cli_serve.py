@@ -4,6 +4,12 @@ Prints exactly one line on stdout, the base URL (``http://127.0.0.1:PORT``), onc
 server accepts requests; logs go to stderr. A signal shuts the server down gracefully and
 the process exits with status 0.
 
+``MODULE`` is a dotted module name importable from the current directory. When it cannot
+be imported (or raises while importing) or lacks ``ATTR``, one line says so on stderr and the
+exit status is 2; ``--debug`` (``a2a-actors --debug serve ...``) also prints the traceback of
+the import. Flags are checked before anything starts (``--port`` 0..65535, caps at least 1,
+retention not negative).
+
 ``MODULE:ATTR`` names an ``Agent``, an async function of a ``TaskContext``, an object with
 ``async def handle(self, ctx)``, or a :class:`~a2a_actors.server.config.ServedAgent` (whose
 configuration is the starting point the flags below are applied to). Anything else (a plain
@@ -36,6 +42,7 @@ import logging
 import os
 import signal
 import sys
+import traceback
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
@@ -74,10 +81,18 @@ def load_target(spec: str) -> object:
         raise TargetError(f"expected MODULE:ATTR, got {spec!r}")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    if module_name.endswith(".py") or "/" in module_name or "\\" in module_name:
+        dotted = module_name.removesuffix(".py").replace("/", ".").replace("\\", ".")
+        raise TargetError(
+            f"MODULE is a dotted module name importable from the current directory "
+            f"(such as {dotted!r}), not a file path: got {module_name!r}"
+        )
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise TargetError(f"cannot import {module_name!r}: {exc}") from exc
+    except Exception as exc:  # the module itself raised (or has a syntax error)
+        raise TargetError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from exc
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -93,13 +108,15 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("target", metavar="MODULE:ATTR", help="the agent to serve")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--port", type=_port, default=0, help="0 picks a free port")
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     auth = parser.add_mutually_exclusive_group()
     auth.add_argument("--api-key", metavar="KEY", help="require this key in X-API-Key")
     auth.add_argument("--bearer-token", metavar="TOKEN", help="require this Bearer token")
-    parser.add_argument("--max-tasks", type=int, metavar="N", help="cap on live tasks")
-    parser.add_argument("--max-running", type=int, metavar="N", help="cap on running handlers")
+    parser.add_argument("--max-tasks", type=_positive, metavar="N", help="cap on live tasks")
+    parser.add_argument(
+        "--max-running", type=_positive, metavar="N", help="cap on running handlers"
+    )
     parser.add_argument(
         "--allow-private-push",
         action="store_true",
@@ -112,12 +129,50 @@ def register(subparsers: Any) -> None:
         help="where tasks live: in memory (default) or durably in a SQLite file",
     )
     parser.add_argument(
-        "--retention-ttl", type=float, metavar="SECONDS", help="evict finished tasks this old"
+        "--retention-ttl", type=_seconds, metavar="SECONDS", help="evict finished tasks this old"
     )
     parser.add_argument(
-        "--retention-max", type=int, metavar="N", help="keep at most N finished tasks"
+        "--retention-max", type=_count, metavar="N", help="keep at most N finished tasks"
     )
     parser.set_defaults(handler=run)
+
+
+def _port(text: str) -> int:
+    port = _int(text, "a port number")
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535 (0 picks a free one), not {port}")
+    return port
+
+
+def _positive(text: str) -> int:
+    value = _int(text, "a whole number")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    value = _int(text, "a whole number")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, not {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
+    return value
+
+
+def _int(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
 
 
 def parse_store(spec: str) -> Path | None:
@@ -169,8 +224,8 @@ async def _serve_until_signal(
                         db, retention_ttl=args.retention_ttl, retention_max=args.retention_max
                     )
                 )
-            except StoreError as exc:
-                return _fail(f"cannot open the task store {str(db)!r}: {exc}", 2)
+            except StoreError as exc:  # its message names the file and the cause
+                return _fail(str(exc), 2)
             push_store = store.push_configs
             options = {**config.supervisor_options, "store": store, "keep_interrupted": True}
             config = config.replace(supervisor_options=options)
@@ -209,6 +264,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         target = load_target(args.target)
     except TargetError as exc:
+        if getattr(args, "debug", False) and exc.__cause__ is not None:
+            traceback.print_exception(exc.__cause__)
         return _fail(str(exc), 2)
     base = ServerConfig()
     if isinstance(target, ServedAgent):
