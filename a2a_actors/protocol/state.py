@@ -178,13 +178,16 @@ class TaskMachine:
     def restore(cls, task: Task, *, version: int = 1) -> TaskMachine:
         """Rebuild a machine from a stored snapshot (e.g. after a restart)."""
         machine = cls(task.id, task.context_id, timestamp=task.status.timestamp or _epoch())
-        machine.status = task.status
-        machine._history = list(task.history)
-        machine._artifacts = list(task.artifacts)
-        machine._artifact_index = {a.artifact_id: i for i, a in enumerate(task.artifacts)}
-        machine._metadata = dict(task.metadata) if task.metadata else None
-        machine.version = version
+        cls._load(machine, task, version)
         return machine
+
+    def _load(self, task: Task, version: int) -> None:
+        self.status = task.status
+        self._history = list(task.history)
+        self._artifacts = list(task.artifacts)
+        self._artifact_index = {a.artifact_id: i for i, a in enumerate(task.artifacts)}
+        self._metadata = dict(task.metadata) if task.metadata else None
+        self.version = version
 
     # -- reading ---------------------------------------------------------------------
 

@@ -87,15 +87,26 @@ class Subscription:
         "version",
     )
 
-    def __init__(self, fanout: Fanout, capacity: int, *, version: int, resync: bool) -> None:
+    def __init__(
+        self,
+        fanout: Fanout,
+        capacity: int,
+        *,
+        version: int,
+        resync: bool,
+        snapshot: Task | None = None,
+    ) -> None:
         self.task_id = fanout.task_id
-        self.version = version
         self._fanout: Fanout | None = fanout
         self._capacity = capacity
         self._buffer: deque[tuple[int, StreamResponse]] = deque()
         self._waiter: anyio.Event | None = None
         self._resync = resync
         self._state = _OPEN
+        if snapshot is not None:
+            self._buffer.append((version, StreamResponse(task=snapshot)))
+            version = 0
+        self.version = version
 
     def __aiter__(self) -> Subscription:
         return self
@@ -146,10 +157,11 @@ class Subscription:
         self._buffer.clear()
         fanout = self._fanout
         if fanout is not None:
-            fanout._remove(self)
+            self._fanout = None
+            fanout.remove(self)
         self._wake()
 
-    # -- called by Fanout --------------------------------------------------------------
+    # -- called by its Fanout only ---------------------------------------------------
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -157,13 +169,14 @@ class Subscription:
             self._waiter = None
             waiter.set()
 
-    def _end(self, state: int) -> None:
+    def finish(self, *, dropped: bool) -> None:
+        """End the iterator once drained: normally, or with :class:`SubscriberDropped`."""
         if self._state == _OPEN:
-            self._state = state
+            self._state = _DROPPED if dropped else _DONE
         self._fanout = None
         self._wake()
 
-    def _offer(
+    def offer(
         self, version: int, event: StreamResponse, snapshot: Task, snapshot_version: int
     ) -> bool:
         """Buffer one event; False when the buffer is full (the caller drops us)."""
@@ -209,10 +222,9 @@ class Fanout:
         * neither: every published event newer than ``version`` (a task's creator, whose
           first event is the Task itself).
         """
-        sub = Subscription(self, max(capacity, 1), version=version, resync=resync)
-        if snapshot is not None:
-            sub._buffer.append((version, StreamResponse(task=snapshot)))
-            sub.version = 0
+        sub = Subscription(
+            self, max(capacity, 1), version=version, resync=resync, snapshot=snapshot
+        )
         self._subscribers.append(sub)
         return sub
 
@@ -239,9 +251,9 @@ class Fanout:
             return 0
         dropped = 0
         for sub in tuple(subscribers):
-            if not sub._offer(version, event, snapshot, snapshot_version):
+            if not sub.offer(version, event, snapshot, snapshot_version):
                 subscribers.remove(sub)
-                sub._end(_DROPPED)
+                sub.finish(dropped=True)
                 dropped += 1
         if final:
             self.end_all()
@@ -251,14 +263,14 @@ class Fanout:
     def end_all(self) -> None:
         """End every subscription normally (each still yields what it buffered)."""
         for sub in self._subscribers:
-            sub._end(_DONE)
+            sub.finish(dropped=False)
         self._subscribers.clear()
 
     def statistics(self) -> FanoutStatistics:
         """Current subscribers, and how many were dropped over the fanout's life."""
         return FanoutStatistics(len(self._subscribers), self.dropped)
 
-    def _remove(self, sub: Subscription) -> None:
+    def remove(self, sub: Subscription) -> None:
+        """Forget ``sub`` (called by :meth:`Subscription.close`)."""
         if sub in self._subscribers:
             self._subscribers.remove(sub)
-        sub._fanout = None
