@@ -28,8 +28,9 @@ from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import AgentSkill
 from a2a_actors.protocol.models import StreamResponse, TaskState
 from a2a_actors.protocol.requests import SendMessageResponse
-from a2a_actors.runtime import Agent, TaskContext
+from a2a_actors.runtime import Agent, InProcessClient, Supervisor, TaskContext
 from a2a_actors.server import ServedAgent, ServerConfig, serve
+from examples import sleeper
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 30.0
@@ -333,3 +334,24 @@ def test_ctrl_c_leaves_the_task_running_and_says_so(
     status, out, _ = run(capsys, "cancel", url, task_id)
     assert status == 0
     assert out.splitlines()[0].endswith(": canceled")
+
+
+async def test_the_sleeper_says_it_sleeps_until_canceled() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with Supervisor(sleeper.agent) as sup:
+            client = InProcessClient(sup)
+            async with client.stream("forever") as events:
+                async for event in events:
+                    update = event.status_update
+                    if update is not None and update.status.message is not None:
+                        assert update.status.state is TaskState.WORKING
+                        assert update.status.message.text == "sleeping until canceled"
+                        await client.cancel_task(update.task_id)
+                        break
+            async with client.stream("2.5") as events:
+                async for event in events:
+                    update = event.status_update
+                    if update is not None and update.status.message is not None:
+                        assert update.status.message.text == "sleeping 2.5 s"
+                        await client.cancel_task(update.task_id)
+                        break
