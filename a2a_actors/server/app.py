@@ -1,25 +1,19 @@
-"""The app factory: routes only, and the one place that chooses Quart or QuartTrio.
+"""The app factory: the one place that chooses Quart or QuartTrio, and the routes Quart keeps.
 
-Routes::
+Every A2A request is answered by the ASGI core (:mod:`.asgi`) in front of Quart::
 
-    GET  /.well-known/agent-card.json    public AgentCard (ETag, Last-Modified, max-age; 304)
-    GET  /.well-known/agent.json         the same (legacy discovery path)
     POST /                               JSON-RPC 2.0 binding (A2A 1.0, and 0.3 methods)
     *    /rest/...                       HTTP+JSON binding (ServerConfig.rest_prefix)
     POST /message:send, /tasks/send      A2A 0.3 aliases (when ServerConfig.legacy_v0_3)
 
-Unary JSON-RPC calls on ``POST /`` are answered by an ASGI-level fast path in front of Quart
-(:mod:`a2a_actors.server.fastpath`, both backends), with the same checks and answers as the
-route; whatever it does not handle (streams, refusals before the body is read, ...) goes to
-Quart unchanged. Everything else is a JSON 404 (or 405 with ``Allow`` for a known path); an
-unexpected exception is a JSON 500, never an HTML page. An answer given before the request
-body was completely received (401 without reading the body, 405, 413, 415, ...) carries
-``Connection: close``: the rest of that body would otherwise be read as the start of the
-next request on a keep-alive connection (Hypercorn then stalls the connection), so the
-client is told to open a new one. The app must be served with its lifespan
-(Hypercorn does; tests use ``app.test_app()``): the runtime and the stream pumps run in a
-background task of it (a task of the lifespan nursery on trio, an asyncio task on asyncio),
-started before serving and cancelled after.
+Quart keeps what is not the protocol's hot path: the app object and its lifespan (and so
+``app.test_app()``), the AgentCard, ``OPTIONS``, and the JSON 404 and 405 of everything
+else. The A2A paths are declared to Quart too, with the methods the core answers, so that
+Quart's routing gives their ``OPTIONS`` and 405 answers; their view is never reached.
+
+The app must be served with its lifespan (Hypercorn does; tests use ``app.test_app()``):
+the runtime runs in a background task of it (a task of the lifespan nursery on trio, an
+asyncio task on asyncio), started before serving and cancelled after.
 """
 
 from __future__ import annotations
@@ -30,20 +24,17 @@ from typing import Literal
 import anyio
 import sniffio
 from anyio.abc import TaskStatus
-from quart import Quart, Request, Response, request
+from quart import Quart, Response, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
-from a2a_actors.protocol.errors import InvalidRequestError, MethodNotFoundError
+from a2a_actors.protocol.errors import A2AError, InvalidRequestError, MethodNotFoundError
 
 from . import legacy
+from .asgi import A2ACore
 from .config import ServedAgent, ServerConfig
-from .fastpath import JsonRpcFastPath
-from .jsonrpc import handle_jsonrpc
 from .push_configs import PushConfigStore
-from .responses import json_response, rest_error_response
-from .rest import handle_rest
-from .service import EXTENSION_KEY, A2AService, request_base_url
-from .sse import as_a2a_error
+from .responses import JSON, Answer, as_a2a_error, rest_error_answer
+from .service import EXTENSION_KEY, A2AService, base_url
 
 __all__ = ("Backend", "create_app", "current_backend", "service_of")
 
@@ -117,14 +108,21 @@ def _install_lifespan(app: Quart, service: A2AService, backend: Backend) -> None
         tasks.clear()
 
 
-def _body_unread(req: Request) -> bool:
-    """Whether ``req`` announced a body that has not been completely received yet."""
-    if req.content_length == 0:
-        return False
-    if req.content_length is None and "transfer-encoding" not in req.headers:
-        return False  # no body at all
-    complete = getattr(req.body, "_complete", None)  # Quart's Body and quart-trio's TrioBody
-    return complete is None or not complete.is_set()
+def _response(answer: Answer) -> Response:
+    """The Quart response of ``answer``."""
+    response: Response = Response(
+        answer.body, status=answer.status, headers=dict(answer.headers), content_type=JSON
+    )
+    return response
+
+
+def _error(error: A2AError, *, status: int | None = None, **headers: str) -> Response:
+    return _response(rest_error_answer(error, status=status, headers=headers))
+
+
+async def _answered_by_the_core() -> Response:
+    """The view of the A2A paths: never reached, the ASGI core answers those requests."""
+    raise RuntimeError("an A2A request reached Quart")
 
 
 def create_app(
@@ -167,7 +165,8 @@ def create_app(
     _install_lifespan(app, service, backend)
 
     async def card() -> Response:
-        rendered = service.cards.rendered(request_base_url(request))
+        url = base_url(request.scheme, request.host, request.root_path)
+        rendered = service.cards.rendered(url)
         headers = {
             "ETag": rendered.etag,
             "Last-Modified": rendered.last_modified,
@@ -177,42 +176,23 @@ def create_app(
             request.headers.get("If-None-Match"), request.headers.get("If-Modified-Since")
         ):
             return app.response_class(b"", status=304, headers=headers)
-        return json_response(rendered.body, headers=headers)
-
-    async def jsonrpc_endpoint() -> Response:
-        return await handle_jsonrpc(service, request)
-
-    async def rest_endpoint(subpath: str = "") -> Response:
-        return await handle_rest(service, request, subpath)
-
-    async def legacy_alias() -> Response:
-        return await legacy.handle_alias(service, request)
+        return _response(Answer(rendered.body, 200, headers))
 
     app.add_url_rule("/.well-known/agent-card.json", view_func=card, methods=["GET"])
     app.add_url_rule(
         "/.well-known/agent.json", endpoint="legacy_card", view_func=card, methods=["GET"]
     )
-    app.add_url_rule("/", view_func=jsonrpc_endpoint, methods=["POST"])
+    core = _answered_by_the_core
+    app.add_url_rule("/", endpoint="jsonrpc", view_func=core, methods=["POST"])
     rest_methods = ["GET", "POST", "DELETE", "PUT", "PATCH"]
     prefix = config.rest_prefix.rstrip("/")
-    app.add_url_rule(prefix, view_func=rest_endpoint, methods=rest_methods)
+    app.add_url_rule(prefix, endpoint="rest", view_func=core, methods=rest_methods)
     app.add_url_rule(
-        f"{prefix}/<path:subpath>",
-        endpoint="rest_endpoint_path",
-        view_func=rest_endpoint,
-        methods=rest_methods,
+        f"{prefix}/<path:subpath>", endpoint="rest_path", view_func=core, methods=rest_methods
     )
     if config.legacy_v0_3:
         for path in legacy.ALIASES:
-            app.add_url_rule(
-                path, endpoint=f"legacy{path}", view_func=legacy_alias, methods=["POST"]
-            )
-
-    @app.after_request
-    async def close_if_body_unread(response: Response) -> Response:
-        if _body_unread(request):
-            response.headers["Connection"] = "close"
-        return response
+            app.add_url_rule(path, endpoint=f"legacy{path}", view_func=core, methods=["POST"])
 
     @app.errorhandler(HTTPException)
     async def http_error(exc: HTTPException) -> Response:
@@ -220,18 +200,16 @@ def create_app(
         if isinstance(exc, MethodNotAllowed):
             allowed = ", ".join(sorted(exc.valid_methods or ()))
             error = MethodNotFoundError(f"{request.method} is not allowed here; use {allowed}")
-            return rest_error_response(error, status=405, headers={"Allow": allowed})
+            return _error(error, status=405, Allow=allowed)
         if status == 404:
-            return rest_error_response(MethodNotFoundError(f"No such resource: {request.path}"))
+            return _error(MethodNotFoundError(f"No such resource: {request.path}"))
         if status == 413:
-            return rest_error_response(InvalidRequestError("Request body too large"), status=413)
-        return rest_error_response(InvalidRequestError(exc.description or exc.name), status=status)
+            return _error(InvalidRequestError("Request body too large"), status=413)
+        return _error(InvalidRequestError(exc.description or exc.name), status=status)
 
     @app.errorhandler(Exception)
     async def unexpected(exc: Exception) -> Response:
-        return rest_error_response(as_a2a_error(exc))
+        return _error(as_a2a_error(exc))
 
-    # Unary JSON-RPC calls on POST / skip Quart (see fastpath.py); everything else, streams
-    # included, still goes through the routes above.
-    app.asgi_app = JsonRpcFastPath(app, service, app.asgi_app)  # type: ignore[method-assign,assignment]
+    app.asgi_app = A2ACore(app, service, app.asgi_app)  # type: ignore[method-assign,assignment]
     return app

@@ -25,7 +25,7 @@ from a2a_actors.protocol.errors import A2AError, UnauthenticatedError
 from a2a_actors.protocol.jsonrpc import Call, RequestId
 from a2a_actors.protocol.models import Message, StreamResponse
 from a2a_actors.protocol.requests import SendMessageResponse
-from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
+from a2a_actors.protocol.state import SETTLED_STATES
 
 from .checks import (
     HeaderLookup,

@@ -17,10 +17,11 @@ paths are 0.3 by definition.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import msgspec
-from quart import Request, Response
 
 from a2a_actors.protocol import codec, jsonrpc as rpc, legacy_v0_3
 from a2a_actors.protocol.errors import (
@@ -31,25 +32,31 @@ from a2a_actors.protocol.errors import (
 )
 from a2a_actors.protocol.requests import SendMessageRequest
 
-from .checks import HTTPRefusal, check_content_type, read_body
-from .jsonrpc import V0_3, dispatch, error_response
-from .responses import error_headers, json_response
+from .checks import HeaderLookup, check_content_type
+from .jsonrpc import V0_3, run_unary
+from .methods import CallContext
+from .responses import Answer, as_a2a_error, error_answer, error_headers
 from .service import A2AService
-from .sse import as_a2a_error
 
-__all__ = ("ALIASES", "handle_alias")
+__all__ = ("ALIASES", "admit")
 
 #: The root paths served as 0.3 aliases of ``message/send``.
 ALIASES = ("/message:send", "/tasks/send")
 _SEND = "message/send"
 
 
-def _bare_error(error: A2AError, *, status: int | None = None, challenge: str = "") -> Response:
+def _bare_error(
+    error: A2AError,
+    *,
+    status: int | None = None,
+    challenge: str = "",
+    headers: Mapping[str, str] | None = None,
+) -> Answer:
     body = codec.encode({"error": legacy_v0_3.error_to_v0_3(error)})
-    return json_response(
+    return Answer(
         body,
-        status=error.http_status if status is None else status,
-        headers=error_headers(error, challenge=challenge),
+        error.http_status if status is None else status,
+        {**error_headers(error, challenge=challenge), **(headers or {})},
     )
 
 
@@ -75,36 +82,49 @@ def _is_envelope(body: bytes) -> bool:
     return isinstance(obj, dict) and "jsonrpc" in obj
 
 
-async def handle_alias(service: A2AService, request: Request) -> Response:
-    """Answer one ``POST`` to a 0.3 alias path (never raises)."""
+def admit(service: A2AService, headers: HeaderLookup, base_url: str) -> _Alias | Answer:
+    """The checks before the body of a ``POST`` to an alias path: credentials (401),
+    Content-Type (415); then the :class:`~.asgi.Exchange` that answers the body."""
     try:
-        ctx = service.call_context(request)
+        ctx = service.context_for(headers, base_url)
     except UnauthenticatedError as exc:
         return _bare_error(exc, challenge=service.auth.challenge())
     try:
-        check_content_type(request.headers.get("Content-Type"))
-        body = await read_body(request.content_length, request.body, service.config.max_body_bytes)
-    except HTTPRefusal as refusal:
-        return _bare_error(refusal.error, status=refusal.status)
+        check_content_type(headers.get("Content-Type"))
     except A2AError as exc:
         return _bare_error(exc, status=415)
+    return _Alias(service, ctx)
 
-    if _is_envelope(body):
-        envelope = rpc.decode_envelope(body)
-        if isinstance(envelope, rpc.ErrorReply):
-            return error_response(V0_3, envelope.id, envelope.error)
-        envelope = rpc.Envelope(envelope.id, _SEND, envelope.params)
-        call = legacy_v0_3.decode_params_v0_3(envelope)
-        if isinstance(call, rpc.ErrorReply):
-            return error_response(V0_3, call.id, call.error)
-        return await dispatch(service, call, ctx, V0_3)
 
-    headers = service.response_headers(ctx)
-    try:
-        result = await service.methods.send_message(_params(body), ctx)
-    except Exception as exc:
-        error = as_a2a_error(exc)
-        response = _bare_error(error)
-        response.headers.update(headers)
-        return response
-    return json_response(codec.encode(legacy_v0_3.result_to_v0_3(result)), headers=headers)
+@dataclass(frozen=True, slots=True)
+class _Alias:
+    """An admitted ``POST`` to an alias path."""
+
+    read: ClassVar[bool] = True
+
+    service: A2AService
+    ctx: CallContext
+
+    def refuse(self, error: A2AError, status: int) -> Answer:
+        return _bare_error(error, status=status)
+
+    def respond(self, body: bytes) -> Answer | Coroutine[Any, Any, Answer]:
+        if _is_envelope(body):
+            envelope = rpc.decode_envelope(body)
+            if isinstance(envelope, rpc.ErrorReply):
+                return error_answer(V0_3, envelope.id, envelope.error)
+            envelope = rpc.Envelope(envelope.id, _SEND, envelope.params)
+            call = legacy_v0_3.decode_params_v0_3(envelope)
+            if isinstance(call, rpc.ErrorReply):
+                return error_answer(V0_3, call.id, call.error)
+            return run_unary(self.service, call, self.ctx, V0_3)
+        return self._send(body)
+
+    async def _send(self, body: bytes) -> Answer:
+        service, ctx = self.service, self.ctx
+        headers = service.response_headers(ctx)
+        try:
+            result = await service.methods.send_message(_params(body), ctx)
+        except Exception as exc:
+            return _bare_error(as_a2a_error(exc), headers=headers)
+        return Answer(codec.encode(legacy_v0_3.result_to_v0_3(result)), 200, headers)

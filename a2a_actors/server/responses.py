@@ -1,4 +1,4 @@
-"""HTTP answers: JSON bodies and the error bodies of both bindings.
+"""HTTP answers: complete JSON answers, the wire encodings, and the error bodies of both bindings.
 
 Statuses come from the protocol's one error table (``A2AError.http_status``); this module
 only decides the HTTP envelope:
@@ -6,67 +6,86 @@ only decides the HTTP envelope:
 * JSON-RPC errors are answered with HTTP 200, except the two that are HTTP-level
   conditions: capacity (``ServerBusyError``, 429 + ``Retry-After``) and credentials
   (``UnauthenticatedError``, 401 + ``WWW-Authenticate``), and refusals that carry their own
-  status (413, 415; see :class:`~a2a_actors.server.checks.HTTPRefusal`).
+  status (408, 413, 415; see :class:`~a2a_actors.server.checks.HTTPRefusal`).
 * HTTP+JSON errors use the error's HTTP status and a ``google.rpc.Status`` body:
   ``{"error":{"code":<http>,"status":<grpc name>,"message":…,"details":[ErrorInfo,…]}}``.
 
-Every body is ``application/json``.
+Every body here is ``application/json``; nothing here depends on a web framework.
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-from quart import Response, current_app
 
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.errors import A2AError, ServerBusyError, UnauthenticatedError
+from a2a_actors.protocol.errors import (
+    A2AError,
+    InternalError,
+    ServerBusyError,
+    UnauthenticatedError,
+)
+from a2a_actors.protocol.jsonrpc import RequestId
+from a2a_actors.runtime import SubscriberDropped
 
 __all__ = (
     "JSON",
+    "REST",
     "Answer",
-    "answer_response",
+    "Encoding",
+    "as_a2a_error",
+    "asgi_headers",
+    "content_length",
+    "error_answer",
     "error_headers",
-    "json_response",
     "jsonrpc_status",
     "rest_error_answer",
     "rest_error_body",
-    "rest_error_response",
+    "send_answer",
 )
 
 JSON = "application/json"
 
-
-def json_response(
-    body: bytes, *, status: int = 200, headers: Mapping[str, str] | None = None
-) -> Response:
-    """An ``application/json`` response."""
-    response: Response = current_app.response_class(
-        body, status=status, headers=dict(headers or {}), content_type=JSON
-    )
-    return response
+logger = logging.getLogger("a2a_actors.server")
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A complete ``application/json`` answer, independent of the web framework.
-
-    The Quart routes turn it into a response (:func:`answer_response`); the ASGI fast path
-    (:mod:`a2a_actors.server.fastpath`) sends it as two ASGI messages.
-    """
+    """A complete ``application/json`` answer (status, body and extra headers)."""
 
     body: bytes
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
-def answer_response(answer: Answer) -> Response:
-    """The Quart response of ``answer``."""
-    return json_response(answer.body, status=answer.status, headers=answer.headers)
+@dataclass(frozen=True, slots=True)
+class Encoding:
+    """How one binding (and protocol version) writes results and errors.
+
+    Attributes:
+        result: A result (or one stream event) for the request ``id``, as bytes.
+        error: An error for the request ``id``, as bytes.
+        status: The HTTP status of an answer carrying only ``error``.
+    """
+
+    result: Callable[[RequestId, object], bytes]
+    error: Callable[[RequestId, A2AError], bytes]
+    status: Callable[[A2AError], int]
+
+
+def as_a2a_error(exc: BaseException) -> A2AError:
+    """The protocol error to report for ``exc`` (unexpected exceptions become -32603)."""
+    if isinstance(exc, A2AError):
+        return exc
+    if isinstance(exc, SubscriberDropped):
+        return ServerBusyError(str(exc), retry_after=0.0)
+    logger.error("unexpected error while serving a request", exc_info=exc)
+    return InternalError()
 
 
 def error_headers(error: A2AError, *, challenge: str = "") -> dict[str, str]:
@@ -76,6 +95,23 @@ def error_headers(error: A2AError, *, challenge: str = "") -> dict[str, str]:
     if isinstance(error, UnauthenticatedError) and challenge:
         return {"WWW-Authenticate": challenge}
     return {}
+
+
+def error_answer(
+    encoding: Encoding,
+    request_id: RequestId,
+    error: A2AError,
+    *,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    challenge: str = "",
+) -> Answer:
+    """The answer carrying ``error`` in ``encoding`` (its status unless ``status`` is given)."""
+    return Answer(
+        encoding.error(request_id, error),
+        encoding.status(error) if status is None else status,
+        {**error_headers(error, challenge=challenge), **(headers or {})},
+    )
 
 
 def jsonrpc_status(error: A2AError) -> int:
@@ -126,14 +162,57 @@ def rest_error_answer(
     )
 
 
-def rest_error_response(
-    error: A2AError,
-    *,
-    status: int | None = None,
-    headers: Mapping[str, str] | None = None,
-    challenge: str = "",
-) -> Response:
-    """An HTTP+JSON error response with the error's (or the given) HTTP status."""
-    return answer_response(
-        rest_error_answer(error, status=status, headers=headers, challenge=challenge)
+def _http_status(error: A2AError) -> int:
+    return error.http_status
+
+
+#: HTTP+JSON answers: bare results, ``google.rpc.Status`` errors (no request id).
+REST = Encoding(
+    lambda _id, result: codec.encode(result),
+    lambda _id, error: rest_error_body(error),
+    _http_status,
+)
+
+
+# -- sending over ASGI ------------------------------------------------------------------------
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_JSON_HEADER = (b"content-type", JSON.encode())
+_CLOSE = (b"connection", b"close")
+
+
+def asgi_headers(
+    base: list[tuple[bytes, bytes]], extra: Mapping[str, str]
+) -> list[tuple[bytes, bytes]]:
+    """``base`` followed by ``extra`` as ASGI header pairs (lower-case names)."""
+    return base + [(name.lower().encode(), value.encode()) for name, value in extra.items()]
+
+
+def content_length(size: int) -> tuple[bytes, bytes]:
+    """The ``Content-Length`` header pair for a body of ``size`` bytes."""
+    return (b"content-length", str(size).encode())
+
+
+async def send_answer(send: Send, answer: Answer, *, close: bool = False, end: bool = True) -> None:
+    """Send ``answer`` as a complete JSON response; ``close`` adds ``Connection: close``.
+
+    The end of the response is a message of its own (an empty body), as Quart sends it:
+    Quart's asyncio test client knows the end of an answer only by it. Without ``end`` the
+    caller sends it.
+    """
+    raw = [_JSON_HEADER, content_length(len(answer.body))]
+    if close:
+        raw.append(_CLOSE)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": answer.status,
+            "headers": asgi_headers(raw, answer.headers),
+        }
     )
+    await send({"type": "http.response.body", "body": answer.body, "more_body": True})
+    if end:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -28,15 +28,16 @@ params (400).
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import msgspec
-from quart import Request, Response
+from werkzeug.sansio.utils import get_content_length
 
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.errors import (
+    A2AError,
     ContentTypeNotSupportedError,
     InvalidParamsError,
     MethodNotFoundError,
@@ -58,19 +59,18 @@ from a2a_actors.protocol.requests import (
 )
 
 from .checks import (
-    HTTPRefusal,
+    HeaderLookup,
     check_content_type,
     is_supported_v1,
-    read_body,
     requested_version,
     version_error,
 )
 from .methods import CallContext, Methods
-from .responses import json_response, rest_error_body, rest_error_response
+from .responses import REST, Answer, as_a2a_error, rest_error_answer
 from .service import A2AService
-from .sse import StreamFactory, as_a2a_error, sse_response
+from .sse import StreamCall, StreamFactory
 
-__all__ = ("ROUTES", "handle_rest")
+__all__ = ("ROUTES", "admit")
 
 T = TypeVar("T")
 _SNAKE = re.compile(r"_([a-z0-9])")
@@ -254,59 +254,99 @@ def _match(subpath: str) -> tuple[_Route, dict[str, str], str] | None:
     return None
 
 
-async def _read(service: A2AService, request: Request) -> bytes:
-    """The body of a request (checks: Content-Type -> 415, size -> 413)."""
-    if request.method.upper() == "GET" or request.content_length == 0:
-        return b""
-    try:
-        check_content_type(request.headers.get("Content-Type"))
-    except ContentTypeNotSupportedError as exc:
-        raise HTTPRefusal(exc, 415) from None
-    return await read_body(request.content_length, request.body, service.config.max_body_bytes)
+def admit(
+    service: A2AService,
+    method: str,
+    subpath: str,
+    headers: HeaderLookup,
+    base_url: str,
+    query: Mapping[str, str],
+) -> _RestCall | Answer:
+    """The checks before the body of a request below the prefix, in order: route (404),
+    method (405), credentials (401), Content-Type (415, only when a body is read); then
+    the :class:`~.asgi.Exchange` that answers the body.
 
-
-async def handle_rest(service: A2AService, request: Request, subpath: str) -> Response:
-    """Answer one request below the REST prefix (never raises)."""
+    Args:
+        service: The served agent.
+        method: The HTTP method.
+        subpath: The path below the prefix.
+        headers: The request headers.
+        base_url: The request's base URL (see :func:`~.service.base_url`).
+        query: The query arguments (the first value of each name).
+    """
     found = _match(subpath.strip("/"))
     if found is None:
-        return rest_error_response(MethodNotFoundError(f"No such resource: /{subpath}"))
+        return rest_error_answer(MethodNotFoundError(f"No such resource: /{subpath}"))
     route, path, tenant = found
-    method = request.method.upper()
+    method = method.upper()
     unary, streaming = route.unary.get(method), route.streaming.get(method)
     if unary is None and streaming is None:
-        return rest_error_response(
+        return rest_error_answer(
             MethodNotFoundError(f"{method} is not allowed here; use {route.allowed}"),
             status=405,
             headers={"Allow": route.allowed},
         )
     try:
-        ctx = service.call_context(request)
+        ctx = service.context_for(headers, base_url)
     except UnauthenticatedError as exc:
         if not (route.public and service.extended_card_is_public()):
-            return rest_error_response(exc, challenge=service.auth.challenge())
-        ctx = service.anonymous_context(request)
-    headers = service.response_headers(ctx)
-    try:
-        body = await _read(service, request)
-        version = requested_version(request.headers, request.args)
-        if not is_supported_v1(version):
-            raise version_error(version)
-        inputs = _Inputs(path, dict(request.args.items()), body, tenant)
-        methods = service.methods
-        if streaming is not None:
-            return await sse_response(
-                service.hub,
-                streaming(methods, inputs, ctx),
-                encode=codec.encode,
-                encode_error=rest_error_body,
-                on_error=lambda error: rest_error_response(error, headers=headers),
-                headers=headers,
-                ping_interval=service.config.ping_interval,
-            )
-        assert unary is not None
-        result = await unary(methods, inputs, ctx)
-    except HTTPRefusal as refusal:
-        return rest_error_response(refusal.error, status=refusal.status, headers=headers)
-    except Exception as exc:
-        return rest_error_response(as_a2a_error(exc), headers=headers)
-    return json_response(codec.encode(result), headers=headers)
+            return rest_error_answer(exc, challenge=service.auth.challenge())
+        ctx = service.anonymous_context_for(headers, base_url)
+    response_headers = service.response_headers(ctx)
+    length = get_content_length(headers.get("Content-Length"), headers.get("Transfer-Encoding"))
+    read = method != "GET" and length != 0
+    if read:
+        try:
+            check_content_type(headers.get("Content-Type"))
+        except ContentTypeNotSupportedError as exc:
+            return rest_error_answer(exc, status=415, headers=response_headers)
+    return _RestCall(
+        service,
+        ctx,
+        unary,
+        streaming,
+        _Inputs(path, dict(query), b"", tenant),
+        headers,
+        response_headers,
+        read,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _RestCall:
+    """An admitted request below the prefix (an :class:`~.asgi.Exchange`)."""
+
+    service: A2AService
+    ctx: CallContext
+    unary: Unary | None
+    streaming: Streaming | None
+    inputs: _Inputs
+    headers: HeaderLookup
+    response_headers: Mapping[str, str]
+    read: bool
+
+    def refuse(self, error: A2AError, status: int) -> Answer:
+        return rest_error_answer(error, status=status, headers=self.response_headers)
+
+    def respond(self, body: bytes) -> Answer | StreamCall | Coroutine[Any, Any, Answer]:
+        headers = self.response_headers
+        try:
+            version = requested_version(self.headers, self.inputs.query)
+            if not is_supported_v1(version):
+                raise version_error(version)
+            inputs = _Inputs(self.inputs.path, self.inputs.query, body, self.inputs.tenant)
+            if self.streaming is not None:
+                factory = self.streaming(self.service.methods, inputs, self.ctx)
+                return StreamCall(factory, REST, None, headers)
+        except Exception as exc:
+            return rest_error_answer(as_a2a_error(exc), headers=headers)
+        return self._unary(inputs)
+
+    async def _unary(self, inputs: _Inputs) -> Answer:
+        headers = self.response_headers
+        assert self.unary is not None
+        try:
+            result = await self.unary(self.service.methods, inputs, self.ctx)
+        except Exception as exc:
+            return rest_error_answer(as_a2a_error(exc), headers=headers)
+        return Answer(codec.encode(result), 200, headers)

@@ -1,22 +1,21 @@
 """The served agent: runtime, card, auth, push configs and open streams of one app.
 
 An :class:`A2AService` is created by :func:`~a2a_actors.server.app.create_app` and lives as
-long as the app. :meth:`A2AService.run` is the app's serving lifetime: the app starts it as
-a background task of its lifespan (see ``app.py``) and cancels it at shutdown. It owns the
-Supervisor (unless the caller passed a running one) and the task group of the stream pumps,
-in one task, so no cancel scope ever spans the lifespan's own awaits. Request handlers reach
-the service through ``current_app.extensions["a2a_actors"]``.
+long as the app; the ASGI core (:mod:`.asgi`) and the Quart routes reach it directly.
+:meth:`A2AService.run` is the app's serving lifetime: the lifespan starts it as a
+background task and cancels it at shutdown. In one task it owns the Supervisor (unless the
+caller passed a running one), push delivery, and the task group of the streams' helpers
+(:class:`~.sse.StreamHub`), so no cancel scope ever spans the lifespan's own awaits.
 
-Push notifications (``ServerConfig.push_notifications``): the service builds one
-:class:`~a2a_actors.push.PushPolicy` from the configuration, used both when a config is
-created (:class:`PushConfigs`) and before every delivery, and a
-:class:`~a2a_actors.push.delivery.PushDelivery` over the push-config store. The delivery is
-registered as an observer of the Supervisor the service builds, and its worker pool runs in
-the service's task group for the server's lifetime: started before the runtime, cancelled at
-shutdown (undelivered events are then dropped). The Supervisor's task store is wrapped so
-that a task deleted from it (retention, or a half-created task undone) takes its push
-configs along. A caller-owned Supervisor (``create_app(supervisor, ...)``) gets neither: its
-owner wires a ``PushDelivery`` over the same ``push_store`` (see docs/push.md).
+Push (``ServerConfig.push_notifications``): one :class:`~a2a_actors.push.PushPolicy` is
+used both when a config is created (:class:`PushConfigs`) and before every delivery. The
+:class:`~a2a_actors.push.delivery.PushDelivery` observes the Supervisor the service builds
+and runs its workers for the server's lifetime (undelivered events are dropped at
+shutdown); the task store is wrapped so that a deleted task takes its push configs along.
+A caller-owned Supervisor gets neither: its owner wires delivery (see docs/push.md).
+
+On cancel: open streams end, then the Supervisor this service started stops (its live
+tasks end CANCELED); :attr:`A2AService.stopped` is set.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -52,10 +51,7 @@ from .methods import CallContext, Methods
 from .push_configs import MemoryPushConfigStore, PushConfigs, PushConfigStore
 from .sse import StreamHub
 
-if TYPE_CHECKING:
-    from quart import Request
-
-__all__ = ("A2AService", "ServerNotRunningError", "base_url", "request_base_url")
+__all__ = ("A2AService", "ServerNotRunningError", "base_url")
 
 EXTENSION_KEY = "a2a_actors"
 
@@ -128,7 +124,7 @@ class A2AService:
                 breaker_cooldown=config.push_breaker_cooldown,
                 retire=self.push.retire,
             )
-        self.hub = StreamHub()
+        self.hub = StreamHub(ping_interval=config.ping_interval)
         self._served_at = ""
         self._methods: Methods | None = None
         self._started: anyio.Event | None = None
@@ -179,7 +175,7 @@ class A2AService:
         return self._stopped
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Own the runtime and the stream pumps until cancelled (the app's lifespan).
+        """Own the runtime and the streams' helpers until cancelled (the app's lifespan).
 
         Reports through ``task_status`` once requests can be served. On cancellation, open
         streams end, then the Supervisor (if this service started it) stops: its live
@@ -215,20 +211,8 @@ class A2AService:
         """End every open stream now and refuse new ones (first step of a shutdown)."""
         self.hub.close()
 
-    def call_context(self, request: Request) -> CallContext:
-        """Authenticate ``request`` and describe the call.
-
-        Raises:
-            UnauthenticatedError: Auth is on and the request has no valid credentials.
-        """
-        return self.context_for(request.headers, request_base_url(request))
-
-    def anonymous_context(self, request: Request) -> CallContext:
-        """The context of a request that presented no valid credentials."""
-        return self.anonymous_context_for(request.headers, request_base_url(request))
-
     def context_for(self, headers: HeaderLookup, base_url: str) -> CallContext:
-        """:meth:`call_context` from a request's headers and base URL (no Quart request).
+        """Authenticate a request by its headers and describe the call.
 
         Raises:
             UnauthenticatedError: Auth is on and the request has no valid credentials.
@@ -243,7 +227,7 @@ class A2AService:
         )
 
     def anonymous_context_for(self, headers: HeaderLookup, base_url: str) -> CallContext:
-        """:meth:`anonymous_context` from a request's headers and base URL."""
+        """The context of a request that presented no valid credentials."""
         return CallContext(
             extensions=requested_extensions(headers.getlist("A2A-Extensions")),
             base_url=base_url,
@@ -304,11 +288,6 @@ class _ForgetsPushConfigsRecoverable(_ForgetsPushConfigs):
         inner = self._inner
         assert isinstance(inner, RecoverableStore)
         return await inner.recover(now=now)
-
-
-def request_base_url(request: Request) -> str:
-    """``scheme://host[/root]`` of a request (``localhost`` when it has no Host)."""
-    return base_url(request.scheme, request.host, request.root_path)
 
 
 def base_url(scheme: str, host: str, root_path: str) -> str:

@@ -1,127 +1,126 @@
-"""Server-Sent Event responses for the streaming methods, on both bindings.
+"""SSE answers, written straight to ASGI, and the hub that owns every open stream.
 
-Theory of operation
--------------------
-A runtime stream is an async context manager (entered and exited in one task) yielding an
-async iterator of StreamResponses. Quart sends a response body from its own request task,
-after the view has returned, and may close the body early (client gone). To keep every
-runtime context in one task and still interleave keep-alive pings, each stream runs in a
-*pump* task owned by the app-wide :class:`StreamHub` task group:
+One writer serves every stream of both bindings (JSON-RPC ``SendStreamingMessage`` and
+``SubscribeToTask``, HTTP+JSON ``message:stream`` and ``tasks/{id}:subscribe``); a binding
+describes its stream as a :class:`StreamCall` (how to open it, how to encode it) and
+:meth:`StreamHub.serve` answers it from the request's own task, which enters, iterates and
+leaves the runtime stream (a runtime stream must stay in one task).
 
-1. :meth:`StreamHub.open` starts the pump (``start_soon``, then a one-slot hand-off) and
-   waits until it reports: either the first event (the stream is open) or the error raised
-   before it (``__aenter__`` or the first ``__anext__``). That error is returned to the
-   view, which answers with a plain error response, not SSE.
-2. The pump forwards every later event through an unbuffered memory stream (back-pressure
-   reaches the runtime's per-subscriber buffer, whose overflow policy applies), and a
-   later error as a final :class:`StreamFailure` item. Events already buffered behind
-   the one it received (a runtime ``Subscription``'s ``next_nowait``) travel as one tuple,
-   which the body writes as one chunk; nothing ever waits to fill a batch.
-3. The body (:class:`SSEBody`) receives from that stream with a timeout; each timeout emits a
-   ``: ping`` comment. A failure becomes an SSE event named ``error``. When the body ends or
-   is closed (client disconnect), it cancels the pump, which leaves the runtime context.
+Invariants:
 
-The pump never lets an exception escape (the hub's task group must not be cancelled by
-one stream's failure).
+* An error before the first event is a plain JSON error answer, never SSE. A failure after
+  it is a final SSE event named ``error``; silence longer than the ping interval sends a
+  ``: ping`` comment.
+* Events already buffered behind the one received (a runtime ``Subscription``'s
+  ``next_nowait``) go out in the same chunk; nothing waits to fill a batch. A stream that is
+  over when its first chunk is ready (a short task) is answered whole, with a
+  ``Content-Length``; otherwise it is chunked and sent as it goes.
+* A client that leaves is noticed by a watcher of ``receive`` that starts once the stream
+  has been open :data:`WATCH_AFTER` seconds (the hub's coarse timers, :mod:`.later`), so a
+  short stream never pays for it. The watcher is stopped before the answer's last message:
+  while sending it, the ASGI server already reports ``http.disconnect`` and then goes on
+  with its own work (Hypercorn restarts the keep-alive timer) in the caller's task.
+* Server shutdown (:meth:`StreamHub.close`) cancels every open stream; while the hub
+  accepts none, a stream is refused with ``ServerBusyError`` before anything is sent.
+
+On cancel, the runtime stream has been left before the cancellation propagates; the answer
+may be cut short (the server closes the connection).
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup
-from quart import Response, current_app
-from quart.wrappers.response import ResponseBody
 
-from a2a_actors.protocol.errors import A2AError, InternalError, ServerBusyError
+from a2a_actors.protocol.errors import A2AError, ServerBusyError
+from a2a_actors.protocol.jsonrpc import RequestId
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.protocol.sse import encode_comment, encode_event
-from a2a_actors.runtime import SubscriberDropped
 
 from .later import Later
-
-if TYPE_CHECKING:
-    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-
-__all__ = (
-    "SSE_HEADERS",
-    "SSEBody",
-    "StreamFailure",
-    "StreamHub",
-    "StreamOpened",
-    "as_a2a_error",
-    "sse_response",
+from .responses import (
+    Encoding,
+    Message,
+    Receive,
+    Send,
+    as_a2a_error,
+    asgi_headers,
+    content_length,
+    error_answer,
+    send_answer,
 )
 
-logger = logging.getLogger("a2a_actors.server")
+__all__ = ("SSE_HEADERS", "WATCH_AFTER", "StreamCall", "StreamFactory", "StreamHub")
 
 #: Headers of every SSE response (besides the content type).
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 
+#: Seconds a stream is open before it starts watching for the client leaving. Most
+#: streams of short tasks end sooner and never pay for the watcher task.
+WATCH_AFTER = 0.5
+
 StreamFactory = Callable[[], AbstractAsyncContextManager[AsyncIterator[StreamResponse]]]
 
-
-def as_a2a_error(exc: BaseException) -> A2AError:
-    """The protocol error to report for ``exc`` (unexpected exceptions become -32603)."""
-    if isinstance(exc, A2AError):
-        return exc
-    if isinstance(exc, SubscriberDropped):
-        return ServerBusyError(str(exc), retry_after=0.0)
-    logger.error("unexpected error while serving a request", exc_info=exc)
-    return InternalError()
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    *((name.lower().encode(), value.encode()) for name, value in SSE_HEADERS.items()),
+]
+_PING = encode_comment("ping")
 
 
 @dataclass(frozen=True, slots=True)
-class StreamFailure:
-    """The stream failed after its first event; ``error`` goes out as ``event: error``."""
+class StreamCall:
+    """A decoded streaming call, ready to be answered by :meth:`StreamHub.serve`.
 
-    error: A2AError
+    Attributes:
+        open: Enters the runtime stream (an error before its first event is answered).
+        encoding: How events and errors are written.
+        request_id: The JSON-RPC request id (``None`` on HTTP+JSON).
+        headers: Extra response headers (``A2A-Extensions``).
+    """
 
-
-#: What the pump hands the body: one event, several already-buffered ones, or the failure.
-_Item = StreamResponse | tuple[StreamResponse, ...] | StreamFailure
-
-
-@dataclass(slots=True)
-class StreamOpened:
-    """A stream whose first event has arrived: what :class:`SSEBody` consumes."""
-
-    first: StreamResponse | None
-    receive: MemoryObjectReceiveStream[_Item]
-    scope: anyio.CancelScope
+    open: StreamFactory
+    encoding: Encoding
+    request_id: RequestId
+    headers: Mapping[str, str]
 
 
 class StreamHub:
-    """Owns the pump tasks of every open stream (one task group per app lifetime)."""
+    """Every open stream of one app: served, pinged, watched, and ended at shutdown.
 
-    def __init__(self) -> None:
+    Args:
+        ping_interval: Seconds of silence before a ``: ping`` comment (``inf``: never).
+    """
+
+    def __init__(self, *, ping_interval: float = 15.0) -> None:
+        self._ping = ping_interval if math.isfinite(ping_interval) else None
         self._tg: TaskGroup | None = None
         self._open: set[anyio.CancelScope] = set()
         #: Coarse timers for the streams' helpers, run in the same task group.
         self.later = Later()
 
     def attach(self, task_group: TaskGroup | None) -> None:
-        """Use ``task_group`` for pumps from now on (``None``: refuse new streams)."""
+        """Run the streams' helpers in ``task_group`` from now on (``None``: refuse streams)."""
         self._tg = task_group
         self.later.attach(task_group)
 
     def close(self) -> None:
-        """Refuse new streams and end every open one (their bodies then finish)."""
+        """Refuse new streams and end every open one."""
         self._tg = None
         self.later.attach(None)
         for scope in list(self._open):
             scope.cancel()
 
     def track(self, scope: anyio.CancelScope) -> A2AError | None:
-        """Count a stream served in its request's own task; :meth:`close` cancels ``scope``.
+        """Count a stream; :meth:`close` cancels ``scope``.
 
         Returns:
             None when tracked (call :meth:`untrack` when it ends), or the error to refuse
@@ -131,6 +130,10 @@ class StreamHub:
             return ServerBusyError("The server is not accepting streams", retry_after=1.0)
         self._open.add(scope)
         return None
+
+    def untrack(self, scope: anyio.CancelScope) -> None:
+        """Forget a stream :meth:`track` counted (idempotent)."""
+        self._open.discard(scope)
 
     def start_soon(
         self, fn: Callable[[anyio.CancelScope], Coroutine[Any, Any, None]], scope: anyio.CancelScope
@@ -145,234 +148,171 @@ class StreamHub:
             with contextlib.suppress(RuntimeError):  # the group has ended: shutting down
                 tg.start_soon(fn, scope)
 
-    def untrack(self, scope: anyio.CancelScope) -> None:
-        """Forget a stream :meth:`track` counted (idempotent)."""
-        self._open.discard(scope)
-
     @property
     def open_streams(self) -> int:
         """How many streams are open now."""
         return len(self._open)
 
-    async def open(self, factory: StreamFactory) -> StreamOpened | A2AError:
-        """Open the stream ``factory`` makes; wait for its first event or its first error.
-
-        Returns:
-            The opened stream, or the error it failed with before its first event.
-        """
-        scope = anyio.CancelScope()
-        refused = self.track(scope)  # close() cancels it even before the pump has entered it
-        if refused is not None:
-            return refused
-        assert self._tg is not None  # tracked: the hub is attached
-        send, receive = anyio.create_memory_object_stream[_Item](0)
-        handoff = _Handoff()
-        try:
-            self._tg.start_soon(self._pump, factory, send, receive, scope, handoff)
-        except RuntimeError:  # the task group is no longer running: shutting down
-            self.untrack(scope)
-            send.close()
-            receive.close()
-            return ServerBusyError("The server is shutting down", retry_after=1.0)
-        try:
-            await handoff.reported.wait()
-        except BaseException:
-            # Cancelled while waiting: stop the pump and wait until it has left the
-            # runtime context (as ``TaskGroup.start`` would).
-            scope.cancel()
-            receive.close()
-            if not handoff.exited:
-                handoff.on_exit = anyio.Event()
-                with anyio.CancelScope(shield=True):
-                    await handoff.on_exit.wait()
-            raise
-        result = handoff.result
-        assert result is not None
-        if isinstance(result, A2AError):
-            receive.close()
-        return result
-
-    async def _pump(
-        self,
-        factory: StreamFactory,
-        send: MemoryObjectSendStream[_Item],
-        receive: MemoryObjectReceiveStream[_Item],
-        scope: anyio.CancelScope,
-        handoff: _Handoff,
+    async def serve(
+        self, call: StreamCall, receive: Receive, send: Send, scope: anyio.CancelScope
     ) -> None:
+        """Answer ``call`` over ASGI (see the module docstring).
+
+        ``scope`` is the cancel scope the caller runs this in (already entered, no deadline):
+        shutdown and the disconnect watcher end the stream by cancelling it, so that
+        cancellation propagates out of here to the caller's ``with``. The body must have
+        been read (the watcher reads what ``receive`` returns next).
+
+        Never raises for the stream's own errors (they are answered).
+        """
+        refused = self.track(scope)
+        if refused is not None:
+            await send_answer(
+                send,
+                error_answer(call.encoding, call.request_id, refused, headers=call.headers),
+            )
+            return
+        watch = _Watch(self, receive, scope)
+        self.later.call(WATCH_AFTER, watch.start)
         try:
-            with send, scope:
-                try:
-                    async with factory() as events:
-                        iterator = aiter(events)
-                        try:
-                            first = await anext(iterator, None)
-                            handoff.report(StreamOpened(first, receive, scope))
-                            if first is None:
-                                return
-                            pending = getattr(iterator, "next_nowait", None)
-                            async for event in iterator:
-                                await send.send(_batch(event, pending) if pending else event)
-                        finally:
-                            await _aclose(iterator)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    return  # the consumer went away
-                except Exception as exc:
-                    error = as_a2a_error(exc)
-                    if handoff.result is None:
-                        handoff.report(error)
-                        return
-                    try:
-                        await send.send(StreamFailure(error))
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        return
+            await _Stream(call, send, watch, self._ping).run()
         finally:
+            watch.stop()
             self.untrack(scope)
-            if handoff.result is None:  # cancelled (shutting down) before it reported
-                handoff.report(ServerBusyError("The server is shutting down", retry_after=1.0))
-            handoff.exited = True
-            if handoff.on_exit is not None:
-                handoff.on_exit.set()
 
 
-def _batch(
-    event: StreamResponse, pending: Callable[[], StreamResponse | None]
-) -> StreamResponse | tuple[StreamResponse, ...]:
-    """``event``, with the events already buffered behind it (one SSE chunk for them all)."""
-    more = pending()
-    if more is None:
-        return event
-    batch = [event, more]
-    while (more := pending()) is not None:
-        batch.append(more)
-    return tuple(batch)
+class _Watch:
+    """The disconnect watcher of one stream, started once the stream is open long enough.
 
-
-class _Handoff:
-    """The pump's one report to :meth:`StreamHub.open`: the first event, or an error."""
-
-    __slots__ = ("exited", "on_exit", "reported", "result")
-
-    def __init__(self) -> None:
-        self.result: StreamOpened | A2AError | None = None
-        self.reported = anyio.Event()
-        self.exited = False
-        self.on_exit: anyio.Event | None = None
-
-    def report(self, result: StreamOpened | A2AError) -> None:
-        self.result = result
-        self.reported.set()
-
-
-async def _aclose(iterator: AsyncIterator[StreamResponse]) -> None:
-    """Close an async generator (wrappers of runtime streams) even when cancelled."""
-    aclose = getattr(iterator, "aclose", None)
-    if aclose is not None:
-        with anyio.CancelScope(shield=True):
-            await aclose()
-
-
-class SSEBody(ResponseBody):
-    """The body of an SSE response (a Quart ``ResponseBody``: entered, iterated, exited).
-
-    Args:
-        opened: The stream, with its first event already received.
-        encode: One event to the text of its ``data:`` line.
-        encode_error: A failure to the text of the ``data:`` line of the ``error`` event.
-        ping_interval: Seconds of silence before a ``: ping`` comment.
+    It runs in the hub's task group (no task group per request), and :meth:`stop` ends it.
     """
 
-    def __init__(
-        self,
-        opened: StreamOpened,
-        *,
-        encode: Callable[[StreamResponse], bytes],
-        encode_error: Callable[[A2AError], bytes],
-        ping_interval: float,
-    ) -> None:
-        self._opened = opened
-        self._encode = encode
-        self._encode_error = encode_error
-        self._ping = ping_interval if math.isfinite(ping_interval) else None
-        self._first = opened.first
-        self._done = opened.first is None
+    __slots__ = ("_cancel", "_hub", "_receive", "_scope", "_stopped")
 
-    async def __aenter__(self) -> SSEBody:
-        return self
+    def __init__(self, hub: StreamHub, receive: Receive, scope: anyio.CancelScope) -> None:
+        self._stopped = False
+        self._hub = hub
+        self._receive = receive
+        self._scope = scope
+        self._cancel: anyio.CancelScope | None = None
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    def start(self) -> None:
+        """Watch from now on (idempotent; a no-op once the hub has closed or after stop)."""
+        if self._cancel is None and not self._stopped:
+            self._cancel = anyio.CancelScope()
+            self._hub.start_soon(self._watch, self._cancel)
 
-    def __aiter__(self) -> SSEBody:
-        return self
+    def stop(self) -> None:
+        """Stop watching (idempotent; the watcher may not even have started running).
 
-    async def __anext__(self) -> bytes:
-        receive = self._opened.receive
-        if self._first is not None:
-            first, self._first = self._first, None
-            chunk = encode_event(self._encode(first))
-            try:  # whatever the pump has waiting goes in the same chunk
-                item = receive.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                return chunk
-            return chunk + self._chunk(item)
-        if self._done:
-            await self.aclose()
-            raise StopAsyncIteration
+        Call it before the last message of the response (see the module docstring).
+        """
+        self._stopped = True
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    async def _watch(self, cancel: anyio.CancelScope) -> None:
+        with cancel:
+            # The body was read: what may still come is its closing (empty) message, then
+            # the disconnect.
+            while (await self._receive())["type"] != "http.disconnect":
+                pass
+            if not self._stopped:
+                self._scope.cancel()
+
+
+class _Stream:
+    """One SSE answer: the runtime stream's events, chunked, with pings."""
+
+    __slots__ = ("_call", "_encoding", "_id", "_ping", "_send", "_watch")
+
+    def __init__(self, call: StreamCall, send: Send, watch: _Watch, ping: float | None) -> None:
+        self._call = call
+        self._encoding = call.encoding
+        self._id = call.request_id
+        self._send = send
+        self._watch = watch
+        self._ping = ping
+
+    def _chunk(self, event: StreamResponse) -> bytes:
+        return encode_event(self._encoding.result(self._id, event))
+
+    async def run(self) -> None:
+        send = self._send
+        started = False
+        data = b""  # events encoded and not sent yet
         try:
-            try:
-                # An event already waiting needs no ping timer (the common, busy case).
-                item = receive.receive_nowait()
-            except anyio.WouldBlock:
-                with anyio.move_on_after(self._ping) as waited:
-                    item = await receive.receive()
-                if waited.cancelled_caught:
-                    return encode_comment("ping")
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._done = True
-            await self.aclose()
-            raise StopAsyncIteration from None
-        return self._chunk(item)
+            async with self._call.open() as events:
+                iterator = aiter(events)
+                ready: Callable[[], bool] | None = getattr(iterator, "ready", None)
+                pending: Callable[[], StreamResponse | None] | None = getattr(
+                    iterator, "next_nowait", None
+                )
+                event = await self._next(iterator, ready, ping=False)
+                while event is not None:
+                    data += self._chunk(event)
+                    if pending is not None:
+                        data = self._drain(data, pending)
+                        if ready is None or not ready():
+                            # Let producers that are ready to run publish first: their
+                            # events then share this chunk (one send, one write) instead
+                            # of trailing it.
+                            await anyio.lowlevel.checkpoint()
+                            data = self._drain(data, pending)
+                    if ready is None or not ready():  # the next event is not here yet
+                        if not started:
+                            await send(self._start(None))
+                            started = True
+                        await send({"type": "http.response.body", "body": data, "more_body": True})
+                        data = b""
+                    event = await self._next(iterator, ready, ping=started)
+        except Exception as exc:
+            error = as_a2a_error(exc)
+            if not started and not data:
+                self._watch.stop()
+                call = self._call
+                await send_answer(
+                    send,
+                    error_answer(self._encoding, self._id, error, headers=call.headers),
+                )
+                return
+            data += encode_event(self._encoding.error(self._id, error), event="error")
+        if not started:  # the stream ended before the answer began: one body, its length known
+            await send(self._start(len(data)))
+        if data:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+        self._watch.stop()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    def _chunk(self, item: _Item) -> bytes:
-        """The SSE text of one item from the pump."""
-        if isinstance(item, StreamFailure):
-            self._done = True
-            return encode_event(self._encode_error(item.error), event="error")
-        if isinstance(item, tuple):
-            return b"".join([encode_event(self._encode(event)) for event in item])
-        return encode_event(self._encode(item))
+    def _drain(self, data: bytes, pending: Callable[[], StreamResponse | None]) -> bytes:
+        while (event := pending()) is not None:
+            data += self._chunk(event)
+        return data
 
-    async def aclose(self) -> None:
-        """Stop the stream: close the channel and cancel the pump (idempotent)."""
-        self._done = True
-        self._opened.receive.close()
-        self._opened.scope.cancel()
+    def _start(self, length: int | None) -> Message:
+        headers = _SSE_HEADERS if length is None else [*_SSE_HEADERS, content_length(length)]
+        return {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": asgi_headers(headers, self._call.headers),
+        }
 
+    async def _next(
+        self,
+        iterator: AsyncIterator[StreamResponse],
+        ready: Callable[[], bool] | None,
+        *,
+        ping: bool,
+    ) -> StreamResponse | None:
+        """The next event (None at the end).
 
-async def sse_response(
-    hub: StreamHub,
-    factory: StreamFactory,
-    *,
-    encode: Callable[[StreamResponse], bytes],
-    encode_error: Callable[[A2AError], bytes],
-    on_error: Callable[[A2AError], Response],
-    headers: Mapping[str, str],
-    ping_interval: float,
-) -> Response:
-    """Open ``factory``'s stream: an SSE response, or ``on_error`` of its first error."""
-    opened = await hub.open(factory)
-    if isinstance(opened, A2AError):
-        return on_error(opened)
-    body = SSEBody(opened, encode=encode, encode_error=encode_error, ping_interval=ping_interval)
-    response: Response = current_app.response_class(
-        body, status=200, headers={**SSE_HEADERS, **headers}, content_type="text/event-stream"
-    )
-    # Sent from this request's own task (no timeout wrapper task), and streams are long.
-    response.timeout = None
-    return response
+        With ``ping`` (once the answer has started) a ping goes out after each ping
+        interval of silence. Cancelling the wait loses nothing: runtime subscriptions keep
+        an event they have not returned.
+        """
+        if (ready is not None and ready()) or not ping or self._ping is None:
+            return await anext(iterator, None)
+        while True:
+            with anyio.move_on_after(self._ping):
+                return await anext(iterator, None)
+            await self._send({"type": "http.response.body", "body": _PING, "more_body": True})

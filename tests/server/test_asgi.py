@@ -1,40 +1,58 @@
-"""The ASGI fast path for JSON-RPC on ``POST /`` (server/fastpath.py, server/asgi_stream.py).
+"""The ASGI core (server/asgi.py): one path for every A2A request, whatever its shape.
 
-Which path answered is told by counting calls of the Quart route (``app.handle_jsonrpc``).
-The same requests sent with a query string go through the route, so the two answers can be
-compared byte for byte (headers included).
+Every case of the former differential tests (the ASGI fast path against the Quart route)
+is kept: each request is sent plainly and with a query string (which the Quart route used
+to answer), and the two answers must be the same byte for byte (headers included), while
+Quart's request hooks never see an A2A request.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
 from quart import Quart
+from quart.testing import QuartClient
 
-from a2a_actors.server import ServerConfig, app as app_module, create_app
-from a2a_actors.server.jsonrpc import handle_jsonrpc
+from a2a_actors.server import ServerConfig, create_app
 
 from .agents import EXTENSION, scenario_agent
-from .helpers import TIMEOUT, envelope, post, running_app, send_params, sse_events, stream
+from .helpers import (
+    JSON_HEADERS,
+    TIMEOUT,
+    envelope,
+    message,
+    post,
+    send_params,
+    served,
+    sse_events,
+    stream,
+)
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def route_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths the Quart JSON-RPC route answered."""
-    calls: list[str] = []
-    original = handle_jsonrpc
+@asynccontextmanager
+async def hooked_app(
+    config: ServerConfig | None = None,
+) -> AsyncIterator[tuple[QuartClient, list[str], Quart]]:
+    """A running app whose Quart ``before_request`` hook records every path Quart saw."""
+    app = create_app(scenario_agent, config)
+    seen: list[str] = []
 
-    async def counting(service: Any, request: Any) -> Any:
-        calls.append(request.full_path)
-        return await original(service, request)
+    @app.before_request
+    async def record() -> None:
+        from quart import request
 
-    monkeypatch.setattr(app_module, "handle_jsonrpc", counting)
-    return calls
+        seen.append(request.path)
+
+    async with app.test_app() as test_app:
+        client: QuartClient = test_app.test_client()  # type: ignore[assignment]
+        yield client, seen, app
 
 
 def _comparable(headers: dict[str, str]) -> dict[str, str]:
@@ -54,32 +72,40 @@ CASES: list[tuple[bytes, dict[str, str]]] = [
 ]
 
 
-async def test_fast_path_answers_like_the_route(route_calls: list[str]) -> None:
+async def test_a_query_string_changes_no_answer() -> None:
     with anyio.fail_after(TIMEOUT):
-        async with running_app() as client:
+        async with hooked_app() as (client, seen, _):
             for body, headers in CASES:
-                fast = await post(client, "/", body, headers)
-                assert route_calls == [], body
-                slow = await post(client, "/?via=quart", body, headers)
-                assert route_calls == ["/?via=quart"], body
-                route_calls.clear()
-                assert fast[0] == slow[0], body
-                assert _comparable(fast[1]) == _comparable(slow[1]), body
-                fast_json, slow_json = json.loads(fast[2]), json.loads(slow[2])
-                if "result" in fast_json:  # ids and timestamps differ between two calls
-                    assert fast_json.keys() == slow_json.keys()
-                    assert fast_json["result"].keys() == slow_json["result"].keys()
+                plain = await post(client, "/", body, headers)
+                queried = await post(client, "/?via=query", body, headers)
+                assert plain[0] == queried[0], body
+                assert _comparable(plain[1]) == _comparable(queried[1]), body
+                plain_json, queried_json = json.loads(plain[2]), json.loads(queried[2])
+                if "result" in plain_json:  # ids and timestamps differ between two calls
+                    assert plain_json.keys() == queried_json.keys()
+                    assert plain_json["result"].keys() == queried_json["result"].keys()
                 else:
-                    assert fast_json == slow_json, body
+                    assert plain_json == queried_json, body
+            assert seen == []  # Quart saw none of them
 
 
-async def test_body_in_several_messages(route_calls: list[str]) -> None:
+async def test_the_version_may_come_in_the_query_string() -> None:
+    headers = {"Content-Type": "application/json"}
+    with anyio.fail_after(TIMEOUT):
+        async with hooked_app() as (client, _, _app):
+            body = envelope("GetTask", {"id": "nope"})
+            response = await client.post("/?A2A-Version=1.0", data=body, headers=headers)
+            assert (await response.get_json())["error"]["code"] == -32001
+            response = await client.post("/?A2A-Version=9", data=body, headers=headers)
+            assert (await response.get_json())["error"]["code"] == -32009
+
+
+async def test_body_in_several_messages() -> None:
     body = envelope("SendMessage", send_params("hello"))
     with anyio.fail_after(TIMEOUT):
-        async with running_app() as client:
+        async with hooked_app() as (client, seen, _):
             connection: Any
-            headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
-            async with client.request("/", method="POST", headers=headers) as connection:
+            async with client.request("/", method="POST", headers=JSON_HEADERS) as connection:
                 await connection.send(body[:10])
                 await connection.send(body[10:])
                 await connection.send_complete()
@@ -88,15 +114,14 @@ async def test_body_in_several_messages(route_calls: list[str]) -> None:
                     data += chunk
             assert connection.status_code == 200
             assert json.loads(data)["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-            assert route_calls == []
+            assert seen == []
 
 
-async def test_oversized_body_read_in_part_is_replayed_to_quart(route_calls: list[str]) -> None:
+async def test_an_oversized_body_read_in_part_is_refused_and_the_connection_closed() -> None:
     with anyio.fail_after(TIMEOUT):
-        async with running_app(config=ServerConfig(max_body_bytes=1000)) as client:
+        async with hooked_app(ServerConfig(max_body_bytes=1000)) as (client, seen, _):
             connection: Any
-            headers = {"Content-Type": "application/json", "A2A-Version": "1.0"}
-            async with client.request("/", method="POST", headers=headers) as connection:
+            async with client.request("/", method="POST", headers=JSON_HEADERS) as connection:
                 await connection.send(b"x" * 600)
                 await connection.send(b"x" * 600)
                 await connection.send_complete()
@@ -104,8 +129,28 @@ async def test_oversized_body_read_in_part_is_replayed_to_quart(route_calls: lis
                 while chunk := await connection.receive():
                     data += chunk
             assert connection.status_code == 413
+            assert dict(connection.headers)["connection"] == "close"
             assert json.loads(data)["error"]["code"] == -32600
-            assert route_calls == ["/?"]
+            assert seen == []
+
+
+async def test_a_body_that_does_not_arrive_in_time_is_408() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with hooked_app() as (client, _, app):
+            app.config["BODY_TIMEOUT"] = 0.2
+            for path in ("/", "/rest/message:send"):
+                headers = {**JSON_HEADERS, "Content-Length": "100"}
+                connection: Any
+                async with client.request(path, method="POST", headers=headers) as connection:
+                    await connection.send(b'{"jsonrpc"')  # and nothing more
+                    data = b""
+                    while chunk := await connection.receive():
+                        data += chunk
+                assert connection.status_code == 408, path
+                assert dict(connection.headers)["connection"] == "close"
+                answer = json.loads(data)
+                code = answer["error"]["code"]
+                assert code == (-32600 if path == "/" else 408), answer
 
 
 def _shape(value: Any) -> Any:
@@ -132,29 +177,48 @@ STREAM_CASES: list[tuple[bytes, dict[str, str]]] = [
 ]
 
 
-async def test_streams_are_answered_like_the_route(route_calls: list[str]) -> None:
+async def test_streams_do_not_depend_on_the_query_string() -> None:
     with anyio.fail_after(TIMEOUT):
-        async with running_app() as client:
+        async with hooked_app() as (client, seen, _):
             for body, headers in STREAM_CASES:
-                fast = await stream(client, "/", body, headers)
-                assert route_calls == [], body
-                slow = await stream(client, "/?via=quart", body, headers)
-                assert route_calls == ["/?via=quart"], body
-                route_calls.clear()
-                assert fast[0] == slow[0], body
-                assert _comparable(fast[1]) == _comparable(slow[1]), body
-                if fast[1]["content-type"].startswith("text/event-stream"):
-                    fast_events, slow_events = sse_events(fast[2]), sse_events(slow[2])
-                    assert [e.event for e in fast_events] == [e.event for e in slow_events]
-                    assert [_shape(json.loads(e.data)) for e in fast_events] == [
-                        _shape(json.loads(e.data)) for e in slow_events
+                plain = await stream(client, "/", body, headers)
+                queried = await stream(client, "/?via=query", body, headers)
+                assert plain[0] == queried[0], body
+                assert _comparable(plain[1]) == _comparable(queried[1]), body
+                if plain[1]["content-type"].startswith("text/event-stream"):
+                    plain_events, queried_events = sse_events(plain[2]), sse_events(queried[2])
+                    assert [e.event for e in plain_events] == [e.event for e in queried_events]
+                    assert [_shape(json.loads(e.data)) for e in plain_events] == [
+                        _shape(json.loads(e.data)) for e in queried_events
                     ], body
                 else:
-                    assert fast[2] == slow[2], body
+                    assert plain[2] == queried[2], body
+            assert seen == []
+
+
+async def test_rest_streams_are_written_by_the_same_writer() -> None:
+    body = json.dumps({"message": message("stream it")}).encode()
+    with anyio.fail_after(TIMEOUT):
+        async with hooked_app() as (client, seen, _):
+            status, headers, raw = await stream(client, "/rest/message:stream", body)
+            assert status == 200
+            assert headers["content-type"] == "text/event-stream"
+            assert headers["cache-control"] == "no-store"
+            events = sse_events(raw)
+            assert "task" in json.loads(events[0].data)
+            last = json.loads(events[-1].data)
+            assert last["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            task_id = json.loads(events[0].data)["task"]["id"]
+            status, _, raw = await stream(
+                client, f"/rest/tasks/{task_id}:subscribe", b"", method="GET"
+            )
+            assert status == 400  # a terminal task cannot be subscribed to: a JSON error
+            assert json.loads(raw)["error"]["details"][0]["reason"] == "UNSUPPORTED_OPERATION"
+            assert seen == []
 
 
 async def test_a_stream_error_after_the_first_event_is_an_error_event(
-    monkeypatch: pytest.MonkeyPatch, route_calls: list[str]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from a2a_actors.runtime import SubscriberDropped, Subscription
 
@@ -167,46 +231,112 @@ async def test_a_stream_error_after_the_first_event_is_an_error_event(
 
     monkeypatch.setattr(Subscription, "__anext__", dropped)
     with anyio.fail_after(TIMEOUT):
-        async with running_app() as client:
+        async with hooked_app() as (client, _, _app):
             status, _, body = await stream(
                 client, "/", envelope("SendStreamingMessage", send_params("stream it"))
             )
-    assert route_calls == []
-    events = sse_events(body)
-    assert status == 200
-    assert events[0].event == "message"
-    assert "task" in json.loads(events[0].data)["result"]
-    assert events[-1].event == "error"
-    assert json.loads(events[-1].data)["error"]["code"] == -32050
+            rest_status, _, rest_body = await stream(
+                client, "/rest/message:stream", json.dumps({"message": message("stream")}).encode()
+            )
+    for code, raw in ((status, body), (rest_status, rest_body)):
+        events = sse_events(raw)
+        assert code == 200
+        assert events[0].event == "message"
+        assert events[-1].event == "error"
+    assert "task" in json.loads(sse_events(body)[0].data)["result"]
+    assert json.loads(sse_events(body)[-1].data)["error"]["code"] == -32050
+    assert json.loads(sse_events(rest_body)[-1].data)["error"]["code"] == 429
 
 
-async def test_early_refusals_go_to_quart(route_calls: list[str]) -> None:
+async def test_early_refusals_are_answered_by_the_core_too() -> None:
     with anyio.fail_after(TIMEOUT):
-        config = ServerConfig(api_keys={"good-key": "alice"})
-        async with running_app(config=config) as client:
-            status, headers, _ = await post(client, "/", envelope("GetTask", {"id": "x"}))
+        async with hooked_app(ServerConfig(api_keys={"good-key": "alice"})) as (client, seen, _):
+            body = envelope("GetTask", {"id": "x"})
+            status, headers, _ = await post(client, "/", body, {"Content-Length": str(len(body))})
             assert status == 401
             assert "www-authenticate" in _comparable(headers)
-            assert len(route_calls) == 1
+            assert _comparable(headers)["connection"] == "close"  # the body was not read
             status, _, _ = await post(
                 client, "/", envelope("GetTask", {"id": "x"}), {"X-API-Key": "good-key"}
             )
             assert status == 200
-            assert len(route_calls) == 1  # authenticated: the fast path answered
+            assert seen == []
 
 
-async def test_request_hooks_turn_the_fast_path_off(route_calls: list[str]) -> None:
-    app: Quart = create_app(scenario_agent)
-    seen: list[str] = []
-
-    @app.before_request
-    async def hook() -> None:
-        seen.append("before")
-
+async def test_quart_hooks_see_only_quart_routes() -> None:
     with anyio.fail_after(TIMEOUT):
-        async with app.test_app() as test_app:
-            client: Any = test_app.test_client()
+        async with hooked_app() as (client, seen, _):
             status, _, _ = await post(client, "/", envelope("GetTask", {"id": "x"}))
             assert status == 200
-    assert seen == ["before"]
-    assert len(route_calls) == 1
+            response = await client.get("/.well-known/agent-card.json")
+            assert response.status_code == 200
+            response = await client.get("/")  # 405 comes from Quart's routing
+            assert response.status_code == 405
+            response = await client.options("/rest/tasks")
+            assert response.status_code == 200
+            assert "GET" in response.headers["Allow"]
+    assert seen == ["/.well-known/agent-card.json", "/", "/rest/tasks"]
+
+
+async def _exchange(port: int, request: bytes, *, expect_continue: bool = False) -> bytes:
+    """Send raw ``request`` bytes (head, then body after a 100 Continue if asked); read all."""
+    head, _, body = request.partition(b"\r\n\r\n")
+    async with await anyio.connect_tcp("127.0.0.1", port) as sock:
+        if expect_continue:
+            await sock.send(head + b"\r\n\r\n")
+            interim = b""
+            while b"\r\n\r\n" not in interim:
+                interim += await sock.receive()
+            assert interim.startswith(b"HTTP/1.1 100 "), interim
+            await sock.send(body)
+        else:
+            await sock.send(request)
+        received = b""
+        with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):  # noqa: PT012
+            while True:
+                received += await sock.receive()
+    return received
+
+
+async def test_http_1_0_and_expect_100_continue() -> None:
+    body = envelope("SendMessage", send_params("hi"))
+    with anyio.fail_after(TIMEOUT):
+        async with served() as url:
+            port = int(url.rsplit(":", 1)[1])
+            head = (
+                "POST / HTTP/1.0\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            )
+            answer = await _exchange(port, head.encode() + body)  # closed after the answer
+            assert answer.startswith(b"HTTP/1.1 200")
+            result = json.loads(answer.partition(b"\r\n\r\n")[2])["result"]
+            assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+            head = (
+                "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                "A2A-Version: 1.0\r\nExpect: 100-continue\r\nConnection: close\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            )
+            answer = await _exchange(port, head.encode() + body, expect_continue=True)
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+            result = json.loads(answer.partition(b"\r\n\r\n")[2])["result"]
+            assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_client_leaving_while_its_body_is_read_gets_nothing() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with served() as url:
+            port = int(url.rsplit(":", 1)[1])
+            head = (
+                b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"A2A-Version: 1.0\r\nContent-Length: 1000\r\n\r\n"
+            )
+            async with await anyio.connect_tcp("127.0.0.1", port) as sock:
+                await sock.send(head + b'{"jsonrpc": "2.0"')
+            # the server carries on
+            body = envelope("SendMessage", send_params("hi"))
+            request = head.replace(b"1000", str(len(body)).encode()).replace(
+                b"HTTP/1.1\r\n", b"HTTP/1.1\r\nConnection: close\r\n"
+            )
+            answer = await _exchange(port, request + body)
+            assert answer.startswith(b"HTTP/1.1 200")

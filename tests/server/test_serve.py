@@ -13,7 +13,7 @@ import pytest
 from a2a_actors.protocol.models import Message, Part, Role
 from a2a_actors.protocol.requests import SendMessageRequest
 from a2a_actors.runtime import Supervisor
-from a2a_actors.server import ServerConfig, asgi_stream, create_app, serve
+from a2a_actors.server import ServerConfig, create_app, serve, sse
 from a2a_actors.server.app import Backend, current_backend
 
 from .agents import scenario_agent
@@ -81,7 +81,7 @@ async def test_shutdown_ends_open_streams_and_running_tasks() -> None:
 
 
 @HTTPX_EARLY_EXIT
-@pytest.mark.parametrize("path", ["/", "/?via=quart"], ids=["fast-path", "quart-route"])
+@pytest.mark.parametrize("path", ["/", "/?A2A-Version=1.0"], ids=["plain", "query-string"])
 async def test_a_client_leaving_an_idle_stream_releases_it(path: str) -> None:
     # No pings (an infinite interval): only the disconnect itself can end the stream.
     config = ServerConfig(ping_interval=float("inf"))
@@ -116,22 +116,22 @@ def _rest_body(text: str) -> bytes:
     [
         ("POST", "/", envelope("SendStreamingMessage", send_params("stream it"))),
         ("POST", "/", envelope("SendMessage", send_params("hi"))),
-        ("POST", "/?via=quart", envelope("SendStreamingMessage", send_params("stream it"))),
+        ("POST", "/?x=1", envelope("SendStreamingMessage", send_params("stream it"))),
         ("POST", "/rest/message:stream", _rest_body("stream it")),
         ("POST", "/rest/message:send", _rest_body("hi")),
         ("GET", "/.well-known/agent-card.json", b""),
     ],
-    ids=["fast-stream", "fast-unary", "quart-stream", "rest-stream", "rest-unary", "card"],
+    ids=["stream", "unary", "stream-with-query", "rest-stream", "rest-unary", "card"],
 )
 async def test_an_idle_keep_alive_connection_is_closed_after_any_answer(
     monkeypatch: pytest.MonkeyPatch, method: str, path: str, body: bytes
 ) -> None:
     # Hypercorn reports http.disconnect while it sends an answer's last message, then
     # restarts the connection's keep-alive timer in the app's task. Whatever reacts to that
-    # disconnect (Quart cancelling its handler, our stream's watcher) must not cancel the
+    # disconnect (Quart cancelling its handler, a stream's watcher) must not cancel the
     # restart, or the idle connection is never closed.
     monkeypatch.setattr(hypercorn.config.Config, "keep_alive_timeout", 0.2)
-    monkeypatch.setattr(asgi_stream, "WATCH_AFTER", 0)  # the fast stream watches at once
+    monkeypatch.setattr(sse, "WATCH_AFTER", 0)  # streams watch for the disconnect at once
     head = (
         f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         f"A2A-Version: 1.0\r\nContent-Length: {len(body)}\r\n\r\n"

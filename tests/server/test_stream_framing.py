@@ -1,7 +1,9 @@
-"""How the fast path frames its answers on a real Hypercorn (server/asgi_stream.py, fastpath.py).
+"""How streams are framed on a real Hypercorn (server/sse.py), and how bodies are read
+(server/asgi.py).
 
 A stream that is over before its answer starts (a short task) goes out as one body with a
-``Content-Length``; a stream that still waits for events is chunked and sent as it goes.
+``Content-Length``, on either binding; a stream that still waits for events is chunked and
+sent as it goes.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import httpx
 import pytest
 
 from a2a_actors.protocol.sse import SSEParser
-from a2a_actors.server.fastpath import _BodyReader
+from a2a_actors.server.asgi import BodyReader
 
 from .helpers import (
     HTTPX_EARLY_EXIT,
     JSON_HEADERS,
     TIMEOUT,
     envelope,
+    message,
     send_params,
     served,
     sse_lines,
@@ -29,9 +32,9 @@ from .helpers import (
 pytestmark = pytest.mark.anyio
 
 
-def _request(body: bytes) -> bytes:
+def _request(body: bytes, path: str = "/") -> bytes:
     head = (
-        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         f"Accept: text/event-stream\r\nA2A-Version: 1.0\r\nContent-Length: {len(body)}\r\n\r\n"
     )
     return head.encode() + body
@@ -53,20 +56,24 @@ async def _answer(sock: Any, buffered: bytes) -> tuple[dict[bytes, bytes], bytes
 
 
 async def test_a_stream_over_before_its_answer_starts_is_sent_whole() -> None:
-    bodies = [envelope("SendStreamingMessage", send_params(text)) for text in ("hello", "again")]
+    requests = [
+        *(_request(envelope("SendStreamingMessage", send_params(text))) for text in ("a", "b")),
+        _request(json.dumps({"message": message("c")}).encode(), "/rest/message:stream"),
+    ]
     with anyio.fail_after(TIMEOUT):
         async with served() as url:
             port = int(url.rsplit(":", 1)[1])
             async with await anyio.connect_tcp("127.0.0.1", port) as sock:
                 rest = b""
-                for body in bodies:  # the second on the same connection: framed right
-                    await sock.send(_request(body))
+                for request in requests:  # on the same connection: framed right
+                    await sock.send(request)
                     headers, payload, rest = await _answer(sock, rest)
                     assert headers[b"content-type"] == b"text/event-stream"
                     assert b"transfer-encoding" not in headers
                     assert b"server" not in headers  # serve() does not advertise Hypercorn
                     events = SSEParser().feed(payload)
-                    results = [json.loads(event.data)["result"] for event in events]
+                    results = [json.loads(event.data) for event in events]
+                    results = [result.get("result", result) for result in results]
                     assert "task" in results[0]
                     assert results[-1]["statusUpdate"]["status"]["state"] == (
                         "TASK_STATE_COMPLETED"
@@ -110,17 +117,17 @@ async def test_the_body_reader_stops_at_the_content_length() -> None:
     async def receive() -> dict[str, Any]:
         return queue.pop(0)
 
-    reader = _BodyReader(receive, expected=5)
+    reader = BodyReader(receive, expected=5)
     assert [chunk async for chunk in reader] == [b"abc", b"de"]
     assert queue == messages[2:]  # the closing message is left where it was
     assert not reader.disconnected
 
     queue[:] = messages  # without a length: up to the closing message
-    reader = _BodyReader(receive)
+    reader = BodyReader(receive)
     assert [chunk async for chunk in reader] == [b"abc", b"de", b""]
     assert queue == []
 
     queue[:] = [messages[0], {"type": "http.disconnect"}]  # the client left half-way
-    reader = _BodyReader(receive, expected=5)
+    reader = BodyReader(receive, expected=5)
     assert [chunk async for chunk in reader] == [b"abc"]
     assert reader.disconnected

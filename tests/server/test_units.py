@@ -1,5 +1,5 @@
 """Unit tests of the server's pieces that need no app: checks, auth, skills, push configs,
-card validators, and the stream pump."""
+card validators, and the SSE writer."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import pytest
 
 from a2a_actors.protocol.errors import (
     ContentTypeNotSupportedError,
-    InternalError,
     InvalidParamsError,
     ServerBusyError,
     TaskNotFoundError,
@@ -37,8 +36,9 @@ from a2a_actors.server.checks import (
     requested_version,
 )
 from a2a_actors.server.push_configs import PushConfigs
+from a2a_actors.server.responses import Encoding, Message as ASGIMessage
 from a2a_actors.server.skills import SkillFileError, load_skills, parse_front_matter
-from a2a_actors.server.sse import SSEBody, StreamHub, StreamOpened
+from a2a_actors.server.sse import StreamCall, StreamFactory, StreamHub
 
 pytestmark = pytest.mark.anyio
 
@@ -242,7 +242,7 @@ def test_rendered_card_matches() -> None:
     assert not card.matches(None, "garbage")
 
 
-# -- the stream pump ----------------------------------------------------------------------------
+# -- the SSE writer ------------------------------------------------------------------------------
 
 
 def _event(text: str) -> StreamResponse:
@@ -268,74 +268,120 @@ def _factory(*items: StreamResponse | BaseException, fail_on_enter: BaseExceptio
     return factory
 
 
-async def _body_text(opened: StreamOpened) -> list[tuple[str, str]]:
-    body = SSEBody(
-        opened,
-        encode=lambda e: json.dumps({"ok": e.payload.message_id}).encode(),  # type: ignore[union-attr]
-        encode_error=lambda err: json.dumps({"code": err.code}).encode(),
-        ping_interval=60,
-    )
+TEST_ENCODING = Encoding(
+    lambda _id, e: json.dumps({"ok": e.payload.message_id}).encode(),  # type: ignore[attr-defined]
+    lambda _id, err: json.dumps({"code": err.code}).encode(),
+    lambda err: 299,
+)
+
+
+async def _sent(
+    hub: StreamHub, factory: StreamFactory, encoding: Encoding = TEST_ENCODING
+) -> list[ASGIMessage]:
+    """The ASGI messages of one stream served (in a cancel scope of its own)."""
+    sent: list[ASGIMessage] = []
+
+    async def send(message: ASGIMessage) -> None:
+        sent.append(message)
+
+    async def receive() -> ASGIMessage:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    with anyio.CancelScope() as scope:
+        await hub.serve(StreamCall(factory, encoding, 1, {}), receive, send, scope)
+    return sent
+
+
+async def _serve(
+    hub: StreamHub, factory: StreamFactory, encoding: Encoding = TEST_ENCODING
+) -> tuple[int, bytes, list[bytes]]:
+    """Serve one whole stream: its status, its content type, and its body chunks."""
+    start, *rest = await _sent(hub, factory, encoding)
+    assert start["type"] == "http.response.start"
+    assert rest[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+    return start["status"], dict(start["headers"])[b"content-type"], [m["body"] for m in rest]
+
+
+def _events(chunks: list[bytes]) -> list[tuple[str, str]]:
     parser = SSEParser()
-    events = []
-    async with body as chunks:
-        async for chunk in chunks:
-            events.extend(parser.feed(chunk))
-    return [(e.event, e.data) for e in events]
+    return [(e.event, e.data) for chunk in chunks for e in parser.feed(chunk)]
 
 
-async def test_pump_errors_before_and_after_the_first_event() -> None:
+async def test_stream_errors_before_and_after_the_first_event() -> None:
     hub = StreamHub()
+    json_type = b"application/json"
     with anyio.fail_after(5):
-        assert isinstance(await hub.open(_factory(_event("a"))), ServerBusyError)  # not attached
+        status, kind, body = await _serve(hub, _factory(_event("a")))  # not attached: busy
+        assert (status, kind, json.loads(b"".join(body))) == (299, json_type, {"code": -32050})
         async with anyio.create_task_group() as tg:
             hub.attach(tg)
-            error = await hub.open(_factory(fail_on_enter=TaskNotFoundError()))
-            assert isinstance(error, TaskNotFoundError)
-            error = await hub.open(_factory(UnsupportedOperationError("first")))
-            assert isinstance(error, UnsupportedOperationError)
-            error = await hub.open(_factory(RuntimeError("bug")))
-            assert isinstance(error, InternalError)
+            for factory, code in [
+                (_factory(fail_on_enter=TaskNotFoundError()), -32001),
+                (_factory(UnsupportedOperationError("first")), -32004),
+                (_factory(RuntimeError("bug")), -32603),
+            ]:
+                status, kind, body = await _serve(hub, factory)
+                assert (status, kind, json.loads(b"".join(body))) == (
+                    299,
+                    json_type,
+                    {"code": code},
+                )
 
-            opened = await hub.open(_factory(_event("a"), _event("b"), TaskNotFoundError()))
-            assert not isinstance(opened, BaseException)
-            assert await _body_text(opened) == [
+            status, kind, body = await _serve(
+                hub, _factory(_event("a"), _event("b"), TaskNotFoundError())
+            )
+            assert (status, kind) == (200, b"text/event-stream")
+            assert _events(body) == [
                 ("message", '{"ok": "a"}'),
                 ("message", '{"ok": "b"}'),
                 ("error", '{"code": -32001}'),
             ]
             dropped = SubscriberDropped("t", 3, 1)
-            opened = await hub.open(_factory(_event("a"), dropped))
-            assert not isinstance(opened, BaseException)
-            assert (await _body_text(opened))[-1] == ("error", '{"code": -32050}')
+            _, _, body = await _serve(hub, _factory(_event("a"), dropped))
+            assert _events(body)[-1] == ("error", '{"code": -32050}')
 
-            empty = await hub.open(_factory())
-            assert not isinstance(empty, BaseException)
-            assert await _body_text(empty) == []
+            status, kind, body = await _serve(hub, _factory())
+            assert (status, kind, _events(body)) == (200, b"text/event-stream", [])
             assert hub.open_streams == 0
+            tg.cancel_scope.cancel()  # the coarse timer of the watchers
 
 
 async def test_hub_close_ends_open_streams() -> None:
     hub = StreamHub()
     gate = anyio.Event()
+    first = anyio.Event()
 
     @asynccontextmanager
     async def endless() -> AsyncIterator[AsyncIterator[StreamResponse]]:
         async def events() -> AsyncIterator[StreamResponse]:
             yield _event("first")
+            first.set()
             await gate.wait()
-            yield _event("never")
+            yield _event("never")  # pragma: no cover
 
         yield events()
 
+    results: list[list[ASGIMessage]] = []
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             hub.attach(tg)
-            opened = await hub.open(endless)
-            assert not isinstance(opened, BaseException)
+
+            async def serve() -> None:
+                results.append(await _sent(hub, endless))
+
+            tg.start_soon(serve)
+            await first.wait()
             assert hub.open_streams == 1
             hub.close()
-            assert await _body_text(opened) == [("message", '{"ok": "first"}')]
-            assert isinstance(await hub.open(endless), ServerBusyError)
+            await anyio.wait_all_tasks_blocked()
+            assert hub.open_streams == 0
+            status, _, body = await _serve(hub, endless)
+            assert (status, json.loads(b"".join(body))) == (299, {"code": -32050})
+    # cut short, with no end: the server closes the connection
+    [(start, first_chunk)] = results
+    assert start["status"] == 200
+    assert _events([first_chunk["body"]]) == [("message", '{"ok": "first"}')]
 
 
 async def test_hub_tracks_streams_served_in_their_own_task() -> None:
@@ -406,36 +452,7 @@ def test_create_app_outside_an_event_loop_and_service_of() -> None:
         create_app(42)
 
 
-async def test_hub_close_during_open_is_busy() -> None:
-    hub = StreamHub()
-    entered = anyio.Event()
-
-    @asynccontextmanager
-    async def slow() -> AsyncIterator[AsyncIterator[StreamResponse]]:
-        entered.set()
-        await anyio.sleep_forever()
-        yield _empty()  # pragma: no cover
-
-    async def _empty() -> AsyncIterator[StreamResponse]:  # pragma: no cover
-        return
-        yield
-
-    results: list[object] = []
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            hub.attach(tg)
-
-            async def opener() -> None:
-                results.append(await hub.open(slow))
-
-            tg.start_soon(opener)
-            await entered.wait()
-            hub.close()
-    assert len(results) == 1
-    assert isinstance(results[0], ServerBusyError)
-
-
-async def test_open_cancelled_while_waiting_leaves_the_runtime_context() -> None:
+async def test_a_stream_cancelled_while_entering_leaves_the_runtime_context() -> None:
     hub = StreamHub()
     entered = anyio.Event()
     exited: list[bool] = []
@@ -452,47 +469,20 @@ async def test_open_cancelled_while_waiting_leaves_the_runtime_context() -> None
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             hub.attach(tg)
-            async with anyio.create_task_group() as openers:
+            async with anyio.create_task_group() as servers:
 
-                async def opener() -> None:
-                    await hub.open(slow)
-                    raise AssertionError("not cancelled")  # pragma: no cover
+                async def server() -> None:
+                    assert await _sent(hub, slow) == []  # cancelled: nothing sent
 
-                openers.start_soon(opener)
+                servers.start_soon(server)
                 await entered.wait()
-                openers.cancel_scope.cancel()
-            assert exited == [True]  # open() returned only after the pump left the context
+                hub.close()  # as at shutdown
+            assert exited == [True]
             assert hub.open_streams == 0
-            opened = await hub.open(_factory(_event("a")))  # the hub still works
-            assert not isinstance(opened, BaseException)
-            assert await _body_text(opened) == [("message", '{"ok": "a"}')]
-
-
-async def test_pump_cancelled_before_it_reports_is_busy() -> None:
-    hub = StreamHub()
-    entered = anyio.Event()
-
-    @asynccontextmanager
-    async def slow() -> AsyncIterator[AsyncIterator[StreamResponse]]:
-        entered.set()
-        await anyio.sleep_forever()
-        yield _factory()  # pragma: no cover
-
-    results: list[object] = []
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as outer:
-
-            async def opener() -> None:
-                results.append(await hub.open(slow))
-
-            async with anyio.create_task_group() as pumps:
-                hub.attach(pumps)
-                outer.start_soon(opener)
-                await entered.wait()
-                pumps.cancel_scope.cancel()  # the pumps' group ends, not via hub.close()
-    assert len(results) == 1
-    assert isinstance(results[0], ServerBusyError)
-    assert hub.open_streams == 0
+            hub.attach(tg)  # the hub serves again
+            _, _, body = await _serve(hub, _factory(_event("a")))
+            assert _events(body) == [("message", '{"ok": "a"}')]
+            tg.cancel_scope.cancel()
 
 
 class _Buffered:
@@ -525,22 +515,18 @@ async def test_buffered_events_go_out_in_one_chunk() -> None:
     async def factory() -> AsyncIterator[AsyncIterator[StreamResponse]]:
         yield source
 
+    encoding = Encoding(
+        lambda _id, e: e.payload.message_id.encode(),  # type: ignore[attr-defined]
+        lambda _id, err: b"error",
+        lambda err: 200,
+    )
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             hub.attach(tg)
-            opened = await hub.open(factory)
-            assert not isinstance(opened, BaseException)
-            body = SSEBody(
-                opened,
-                encode=lambda e: e.payload.message_id.encode(),  # type: ignore[union-attr]
-                encode_error=lambda err: b"error",
-                ping_interval=60,
-            )
-            parser = SSEParser()
-            chunks: list[list[str]] = []
-            async with body:
-                async for chunk in body:
-                    chunks.append([e.data for e in parser.feed(chunk)])
+            _, _, body = await _serve(hub, factory, encoding)
+            tg.cancel_scope.cancel()
+    parser = SSEParser()
+    chunks = [[e.data for e in parser.feed(chunk)] for chunk in body if chunk]
     assert [data for chunk in chunks for data in chunk] == ["a", "b", "c", "d", "e"]
     assert ["b", "c", "d"] in chunks or ["a", "b", "c", "d"] in chunks
     assert hub.open_streams == 0
