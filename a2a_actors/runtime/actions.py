@@ -1,17 +1,26 @@
-"""What a handler's return value means: how the runtime finishes a task the handler left.
+"""What a handler's output means: agent messages from text, and return values.
 
-The rule itself (``None``, ``str``, ``Message``, ``Artifact`` or a sequence of them) is
-stated once, for users, in :mod:`~a2a_actors.runtime.agent`; :func:`interpret` applies it.
-The actor then emits the artifacts and completes the task; an unsupported value fails it.
+The rule for return values (``None``, ``str``, ``Message``, ``Artifact`` or a sequence of
+them) is stated once, for users, in :mod:`~a2a_actors.runtime.agent`; :func:`interpret`
+applies it. The actor then emits the artifacts and completes the task; an unsupported value
+fails it. Pure functions: no I/O, no state.
 """
 
 from __future__ import annotations
 
-from ..protocol.errors import InvalidAgentResponseError
-from ..protocol.models import Artifact, Message
-from .context import agent_message
+from uuid import uuid4
 
-__all__ = ("interpret",)
+from ..protocol.errors import InvalidAgentResponseError
+from ..protocol.models import Artifact, Message, Part, Role
+
+__all__ = ("agent_message", "interpret")
+
+
+def agent_message(content: str | Message) -> Message:
+    """``content`` as an agent Message: a string becomes one text part with a fresh id."""
+    if isinstance(content, Message):
+        return content
+    return Message(message_id=uuid4().hex, role=Role.AGENT, parts=(Part(text=content),))
 
 
 def interpret(result: object) -> tuple[Message | None, tuple[Artifact, ...]]:

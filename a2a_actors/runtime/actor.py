@@ -46,8 +46,8 @@ import anyio
 
 from ..protocol.errors import A2AError, ServerBusyError, UnsupportedOperationError
 from ..protocol.models import Message, TaskState
-from .actions import interpret
-from .context import TaskContext, agent_message
+from .actions import agent_message, interpret
+from .context import TaskContext
 from .mailbox import Mailbox
 from .publication import Publication
 from .slot import RunSlot
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from ..protocol.state import TaskMachine
     from .agent import Agent
     from .environment import ActorEnvironment
-    from .supervisor import Supervisor
 
 __all__ = ("SHUTDOWN_TEXT", "STILL_WORKING_TEXT", "ActorStatistics", "ClientInput", "TaskActor")
 
@@ -187,11 +186,6 @@ class TaskActor:
     def owner(self) -> str | None:
         """The caller that owns the task."""
         return self.publication.owner
-
-    @property
-    def supervisor(self) -> Supervisor:
-        """The supervisor that owns this actor (``ctx.supervisor``)."""
-        return self.publication.env.supervisor
 
     def statistics(self) -> ActorStatistics:
         """A frozen record of this actor's state and queues."""

@@ -37,27 +37,65 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from uuid import uuid4
 
 from ..protocol.errors import UnsupportedOperationError
-from ..protocol.models import Artifact, Message, Part, Role, Task, TaskState
+from ..protocol.models import Artifact, Message, Part, Task, TaskState
+from .actions import agent_message as agent_message
 
+# ``.agent`` and ``.supervisor`` are imported for the public types of ``ctx.agent``,
+# ``ctx.delegator`` and ``ctx.supervisor`` only: they are the one pair of imports that
+# close a circle (those modules import this one), and they are typing-only, as
+# tests/runtime/test_architecture.py checks. The actor is reached through ContextTarget.
 if TYPE_CHECKING:
-    from .actor import TaskActor
+    from ..protocol.state import TaskMachine
     from .agent import Agent, Delegator
+    from .publication import Publication
+    from .slot import RunSlot
     from .supervisor import Supervisor
 
 _NO_HEADERS: Mapping[str, str] = {}
 
-__all__ = ("TaskContext", "agent_message")
+__all__ = ("ContextTarget", "TaskContext", "agent_message")
 
 
-def agent_message(content: str | Message) -> Message:
-    """``content`` as an agent Message: a string becomes one text part with a fresh id."""
-    if isinstance(content, Message):
-        return content
-    return Message(message_id=uuid4().hex, role=Role.AGENT, parts=(Part(text=content),))
+class ContextTarget(Protocol):
+    """What a context needs from its task's actor (a
+    :class:`~a2a_actors.runtime.actor.TaskActor`): the request that started or last
+    resumed the task, its parts, and the waits only the actor can perform."""
+
+    machine: TaskMachine
+    message: Message
+    request_metadata: dict[str, Any] | None
+    tenant: str
+    headers: Mapping[str, str] | None
+    resumed: bool
+    agent: Agent
+    extensions: frozenset[str]
+
+    @property
+    def owner(self) -> str | None:
+        """The caller that owns the task."""
+        ...
+
+    @property
+    def publication(self) -> Publication:
+        """Every change of the task goes through it."""
+        ...
+
+    @property
+    def slot(self) -> RunSlot:
+        """The running slot (paused by ``ctx.waiting()``)."""
+        ...
+
+    def interrupt(self, state: TaskState, message: Message) -> Coroutine[Any, Any, Message]:
+        """Wait for client input in ``state``."""
+        ...
+
+    async def resume_running(self) -> None:
+        """Take a running slot again at the end of ``ctx.waiting()``."""
+        ...
 
 
 def _parts(content: str | Part | Sequence[Part]) -> tuple[Part, ...]:
@@ -76,7 +114,7 @@ class TaskContext:
 
     __slots__ = ("_actor",)
 
-    def __init__(self, actor: TaskActor) -> None:
+    def __init__(self, actor: ContextTarget) -> None:
         self._actor = actor
 
     # -- what the agent reads ----------------------------------------------------------
@@ -169,12 +207,12 @@ class TaskContext:
     @property
     def supervisor(self) -> Supervisor:
         """The supervisor running this task (to start local child tasks)."""
-        return self._actor.supervisor
+        return cast("Supervisor", self._actor.publication.env.supervisor)
 
     @property
     def delegator(self) -> Delegator | None:
         """The delegator configured on the supervisor, if any."""
-        return self._actor.supervisor.delegator
+        return self.supervisor.delegator
 
     # -- what the agent does -------------------------------------------------------------
 

@@ -24,14 +24,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, final
+from typing import Protocol, final
 
 from ..protocol.models import StreamResponse
 from ..stores.base import TaskStore
 from .admission import Admission
-
-if TYPE_CHECKING:
-    from .supervisor import Supervisor
 
 __all__ = ("ActorEnvironment", "EndedTask", "EventObserver")
 
@@ -74,7 +71,8 @@ class ActorEnvironment:
     Args:
         store: Where tasks are written through.
         admission: The live-task cap and the running-slot queue.
-        supervisor: What ``ctx.supervisor`` returns to handlers.
+        supervisor: What ``ctx.supervisor`` returns to handlers (typed there: this module
+            is below the supervisor's).
         observers: Receive every published event.
         mailbox_size: Capacity of each task's inbox of client messages.
         subscriber_buffer: Events a subscriber may fall behind before it is dropped.
@@ -101,7 +99,7 @@ class ActorEnvironment:
         *,
         store: TaskStore,
         admission: Admission,
-        supervisor: Supervisor,
+        supervisor: object,
         observers: Sequence[EventObserver] = (),
         mailbox_size: int = 64,
         subscriber_buffer: int = 256,

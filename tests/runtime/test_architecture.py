@@ -1,0 +1,203 @@
+"""The package's structure, read from its source: import circles and reaches into private fields.
+
+Both checks parse the modules (``ast``), so imports under ``if TYPE_CHECKING:`` and imports
+inside functions count like any other.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import a2a_actors
+import a2a_actors.runtime
+
+PACKAGE = Path(a2a_actors.__file__).parent
+RUNTIME = Path(a2a_actors.runtime.__file__).parent
+
+# The agent API's public types refer to each other: ``TaskContext.agent`` is an ``Agent``
+# whose handler takes a ``TaskContext``, and ``TaskContext.supervisor`` is the
+# ``Supervisor`` that runs agents. These two typing-only imports are the whole circle;
+# everything else in the runtime points one way.
+AGENT_API_EDGES = frozenset({("context", "agent"), ("context", "supervisor")})
+
+
+def _imports(path: Path) -> list[tuple[ast.ImportFrom | ast.Import, bool]]:
+    """Every import statement of ``path``, with whether it is under TYPE_CHECKING."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    typing_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        ):
+            for inner in node.body:
+                for sub in ast.walk(inner):
+                    typing_only.add(id(sub))
+    return [
+        (node, id(node) in typing_only)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
+
+
+def runtime_graph() -> dict[str, dict[str, bool]]:
+    """Module -> {imported runtime module: typing only}, for a2a_actors.runtime."""
+    modules = {p.stem for p in RUNTIME.glob("*.py")} - {"__init__"}
+    graph: dict[str, dict[str, bool]] = {}
+    for name in sorted(modules):
+        edges: dict[str, bool] = {}
+        for node, typing_only in _imports(RUNTIME / f"{name}.py"):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    targets.append(node.module.split(".")[0])
+                else:
+                    targets.extend(alias.name for alias in node.names)
+            else:
+                names = (
+                    [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and node.level == 0
+                    else [alias.name for alias in node.names]
+                    if isinstance(node, ast.Import)
+                    else []
+                )
+                for full in names:
+                    parts = full.split(".")
+                    if parts[:2] == ["a2a_actors", "runtime"] and len(parts) > 2:
+                        targets.append(parts[2])
+            for target in targets:
+                if target in modules and target != name:
+                    edges[target] = edges.get(target, True) and typing_only
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of nodes (first == last), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)) is not None:
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+def test_find_cycle_finds_one_and_only_one() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_the_runtime_imports_point_one_way() -> None:
+    graph = runtime_graph()
+    assert "environment" in graph
+    assert "supervisor" in graph
+    pruned = {
+        name: {t for t in edges if (name, t) not in AGENT_API_EDGES}
+        for name, edges in graph.items()
+    }
+    assert find_cycle(pruned) is None
+
+
+def test_the_agent_api_circle_is_typing_only_and_nothing_more() -> None:
+    graph = runtime_graph()
+    for source, target in AGENT_API_EDGES:
+        assert graph[source].get(target) is True, f"{source} -> {target} must be typing-only"
+    # The runtime's parts never import the supervisor, whose fields they are.
+    for part in ("actor", "publication", "slot", "environment", "roster", "streams", "queries"):
+        assert "supervisor" not in graph[part], part
+    # The context reaches its actor through ContextTarget, never the actor module.
+    assert "actor" not in graph["context"]
+
+
+# -- reaching into other objects' private fields -------------------------------------------
+
+# Modules owned outside the runtime that still read another object's underscore field,
+# listed so that no new one goes unnoticed; each entry is its owner's to remove.
+KNOWN_REACHES: dict[str, frozenset[str]] = {
+    "client/cli.py": frozenset({"argparse._SubParsersAction"}),
+    "client/client.py": frozenset({"client._own_http"}),
+    "client/remote_agent.py": frozenset(
+        {
+            "self._session._learn",
+            "self._agent._message_for",
+            "target._settle",
+            "self._session._settle",
+        }
+    ),
+    "cluster/connection.py": frozenset({"conn._disconnects", "conn._reconnects", "conn._back"}),
+    "cluster/task_store.py": frozenset(
+        {"store._barrier", "store._stream", "store._apply", "store._prefix"}
+    ),
+    "loadtest/cli.py": frozenset({"argparse._SubParsersAction"}),
+    "loadtest/histogram.py": frozenset(
+        {
+            "other._sum",
+            "other._min",
+            "other._max",
+            "other._counts",
+            "histogram._min",
+            "histogram._max",
+            "histogram._sum",
+            "histogram._counts",
+        }
+    ),
+    "stores/sqlite.py": frozenset(
+        {
+            "self.push_configs._forget",
+            "store._close_connections",
+            "store._writer",
+            "store._retain_until_closed",
+        }
+    ),
+}
+
+
+def private_reaches(source: str) -> list[str]:
+    """Attribute reads of a single-underscore name on anything but ``self`` or ``cls``."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Attribute):
+            continue
+        name = node.attr
+        if not name.startswith("_") or (name.startswith("__") and name.endswith("__")):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue
+        found.append(ast.unparse(node))
+    return found
+
+
+def test_private_reaches_are_found() -> None:
+    source = "self._a; cls._b; other._c; self._d._e; x.__dict__; y.z"
+    assert private_reaches(source) == ["other._c", "self._d._e"]
+
+
+def test_no_module_reads_another_objects_private_fields() -> None:
+    offenders: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        allowed = KNOWN_REACHES.get(relative, frozenset())
+        new = [r for r in private_reaches(path.read_text()) if r not in allowed]
+        if new:
+            offenders[relative] = new
+    assert offenders == {}
+
+
+def test_the_runtime_and_the_protocol_read_no_private_fields_at_all() -> None:
+    for folder in ("runtime", "protocol"):
+        for path in sorted((PACKAGE / folder).rglob("*.py")):
+            assert private_reaches(path.read_text()) == [], path
