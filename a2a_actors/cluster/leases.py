@@ -1,0 +1,329 @@
+"""Node leases: who is alive in the cluster, and fencing of a node that lost its lease.
+
+Theory of operation
+-------------------
+Every node holds a *lease*: one key (its node id) of the cluster's nodes bucket, a
+JetStream KV bucket whose ``ttl`` (max age) is the lease time. A key not written for that
+long expires; the server then places a delete marker (``Nats-Marker-Reason: MaxAge``) that
+every node following the bucket sees (:meth:`NodeLeases.follow`) — that is how the others
+learn that a node was lost (SIGKILL, a cut from NATS) and settle its tasks.
+
+* :meth:`NodeLeases.acquire` creates the key (``create``: only if it does not exist). The
+  KV revision of that create is the lease's **epoch**: it only grows, across restarts of
+  the node and of NATS. A node that comes back with the same id while its previous
+  lease still runs waits until that lease expires (or is refused, with ``wait=False``), so
+  two incarnations never hold the same id at once: the tasks of the old epoch are settled
+  as those of a lost node, and the new incarnation starts clean.
+* :meth:`NodeLeases.renew` rewrites the key with its last revision as a precondition. If
+  anyone else wrote it (the lease expired and a new incarnation took it) the write is
+  refused and the holder learns it lost the lease (``LeaseLostError``).
+* :meth:`NodeLeases.hold` acquires, then renews every third of the lease time, until
+  cancelled (then it releases the lease: a graceful stop is seen at once, not after the
+  lease time). It raises LeaseLostError when a renewal is refused, or when NATS could not
+  be reached for a whole lease time (by then the others may have settled this node's
+  tasks): the node must stop acting as an owner — that is the fence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.abc
+import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from nats.aio.msg import Msg
+from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
+from nats.js.errors import (
+    BucketNotFoundError,
+    KeyDeletedError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+    NoKeysError,
+)
+from nats.js.kv import KeyValue
+
+from .connection import ClusterConnection, close_subscription
+from .errors import ClusterUnavailableError, LeaseLostError
+
+__all__ = ("Lease", "LeaseHeldError", "LeaseRecord", "NodeEvent", "NodeLeases")
+
+_KV_OP = "KV-Operation"
+_MARKER = "Nats-Marker-Reason"
+
+
+class LeaseHeldError(RuntimeError):
+    """Another incarnation holds this node id's lease (``acquire(wait=False)``)."""
+
+
+class LeaseRecord(msgspec.Struct, frozen=True):
+    """A lease's value: which node, which epoch, where it serves, since when (wall clock)."""
+
+    node_id: str
+    epoch: int
+    url: str = ""
+    since: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Lease:
+    """A lease this node holds: its record and the KV revision of its last write."""
+
+    record: LeaseRecord
+    revision: int
+
+    @property
+    def epoch(self) -> int:
+        """The fencing token of this incarnation of the node."""
+        return self.record.epoch
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NodeEvent:
+    """A change seen in the nodes bucket.
+
+    Attributes:
+        node_id: The node.
+        record: Its lease record when it is alive; None when its lease is gone (expired,
+            or released).
+        expired: True when the lease expired (the node was lost), False when released.
+    """
+
+    node_id: str
+    record: LeaseRecord | None
+    expired: bool = False
+
+
+_decoder = msgspec.json.Decoder(LeaseRecord)
+_encoder = msgspec.json.Encoder()
+
+
+class NodeLeases:
+    """The cluster's nodes bucket (see the module docstring); make it with :meth:`open`.
+
+    Attributes:
+        ttl: The lease time in seconds.
+    """
+
+    def __init__(self, conn: ClusterConnection, kv: KeyValue, ttl: float) -> None:
+        """Use :meth:`open` instead."""
+        self.ttl = ttl
+        self._conn = conn
+        self._kv = kv
+        self._bucket = conn.names.nodes_bucket
+
+    @classmethod
+    async def open(
+        cls, conn: ClusterConnection, *, ttl: float = 10.0, replicas: int = 1
+    ) -> NodeLeases:
+        """The cluster's nodes bucket, created if missing with lease time ``ttl``.
+
+        An existing bucket keeps the lease time it was created with (every node of a
+        cluster must agree on it); :attr:`ttl` is then the bucket's.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+            ValueError: ``ttl`` is below 1 s.
+        """
+        if ttl < 1.0:
+            raise ValueError("the lease time is at least 1 s")
+        bucket = conn.names.nodes_bucket
+        with conn.bounded(f"open bucket {bucket}"):
+            try:
+                kv = await conn.js.key_value(bucket)
+            except BucketNotFoundError:
+                config = KeyValueConfig(
+                    bucket=bucket,
+                    history=1,
+                    ttl=ttl,
+                    storage=StorageType.FILE,
+                    replicas=replicas,
+                    limit_marker_ttl=max(ttl, 1.0),
+                )
+                kv = await conn.js.create_key_value(config)
+            status = await kv.status()
+        return cls(conn, kv, status.ttl or ttl)
+
+    async def acquire(self, node_id: str, *, url: str = "", wait: bool = True) -> Lease:
+        """Take ``node_id``'s lease, with a new epoch.
+
+        Args:
+            node_id: This node's id.
+            url: Where it serves (for operators).
+            wait: When another incarnation holds the id, wait until its lease expires
+                (at most one lease time after its last renewal) instead of failing.
+
+        Raises:
+            LeaseHeldError: The id is held and ``wait`` is false.
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        while True:
+            with self._conn.bounded(f"acquire lease {node_id}"):
+                try:
+                    revision = await self._kv.create(node_id, b"{}")
+                except KeyWrongLastSequenceError:
+                    revision = None
+                if revision is not None:
+                    record = LeaseRecord(node_id, revision, url, time.time())
+                    revision = await self._kv.update(
+                        node_id, _encoder.encode(record), last=revision
+                    )
+                    return Lease(record, revision)
+            if not wait:
+                raise LeaseHeldError(f"node id {node_id!r} is held by a live node")
+            await anyio.sleep(self.ttl / 4)  # a held lease ends by time alone
+
+    async def renew(self, lease: Lease) -> Lease:
+        """Write ``lease`` again, so it runs for another lease time.
+
+        Raises:
+            LeaseLostError: Someone else wrote the key: the lease expired and was taken.
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        record = lease.record
+        with self._conn.bounded(f"renew lease {record.node_id}"):
+            try:
+                revision = await self._kv.update(
+                    record.node_id, _encoder.encode(record), last=lease.revision
+                )
+            except KeyWrongLastSequenceError:
+                raise LeaseLostError(
+                    f"node {record.node_id!r} lost its lease (epoch {record.epoch})"
+                ) from None
+        return Lease(record, revision)
+
+    async def release(self, lease: Lease) -> None:
+        """Give ``lease`` up (graceful stop); nothing happens if it was already lost.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        with self._conn.bounded(f"release lease {lease.record.node_id}"):
+            try:
+                await self._kv.delete(lease.record.node_id, last=lease.revision)
+            except KeyWrongLastSequenceError:
+                return
+
+    async def hold(
+        self,
+        node_id: str,
+        *,
+        url: str = "",
+        task_status: anyio.abc.TaskStatus[Lease] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Acquire ``node_id``'s lease and keep it until cancelled, then release it.
+
+        Start it with ``lease = await task_group.start(leases.hold, node_id)``.
+
+        Raises:
+            LeaseLostError: A renewal was refused, or NATS was unreachable for a whole
+                lease time: this node must stop owning tasks.
+            ClusterUnavailableError: NATS did not answer in time while acquiring.
+        """
+        begun = time.monotonic()
+        lease = await self.acquire(node_id, url=url)
+        # The server counts the lease time from its write, which came after ``begun``: this
+        # node gives the lease up no later than anyone else can see it expire.
+        deadline = begun + self.ttl
+        task_status.started(lease)
+        try:
+            while True:
+                with anyio.move_on_after(deadline - time.monotonic()) as scope:
+                    await anyio.sleep(self.ttl / 3)
+                    while True:
+                        begun = time.monotonic()
+                        try:
+                            lease = await self.renew(lease)
+                        except ClusterUnavailableError:
+                            await anyio.sleep(self.ttl / 20)  # NATS is away: retry soon
+                        else:
+                            deadline = begun + self.ttl
+                            break
+                if scope.cancelled_caught:
+                    raise LeaseLostError(
+                        f"node {node_id!r} could not renew its lease for {self.ttl} s"
+                    )
+        finally:
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(self._conn.timeout),
+                contextlib.suppress(ClusterUnavailableError),  # then it expires by itself
+            ):
+                await self.release(lease)
+
+    async def live(self) -> dict[str, LeaseRecord]:
+        """Every node holding a lease now, by id.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        found: dict[str, LeaseRecord] = {}
+        with self._conn.bounded(f"list bucket {self._bucket}"):
+            try:
+                keys = await self._kv.keys()
+            except NoKeysError:
+                return found
+            for key in keys:
+                try:
+                    entry = await self._kv.get(key)
+                except (KeyNotFoundError, KeyDeletedError):
+                    continue
+                if entry.value:
+                    try:
+                        found[key] = _decoder.decode(entry.value)
+                    except msgspec.DecodeError:
+                        continue  # acquired this instant; its record follows
+        return found
+
+    @asynccontextmanager
+    async def follow(
+        self, *, buffer: int = 1024
+    ) -> AsyncIterator[MemoryObjectReceiveStream[NodeEvent]]:
+        """Follow the bucket: every node's current lease, then every change, in order.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        send, receive = anyio.create_memory_object_stream[NodeEvent](buffer)
+        prefix = f"$KV.{self._bucket}."
+        with self._conn.bounded(f"follow bucket {self._bucket}"):
+            sub = await self._conn.js.subscribe(
+                f"{prefix}>",
+                stream=f"KV_{self._bucket}",
+                cb=_watcher(send, prefix),
+                ordered_consumer=True,
+                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+                idle_heartbeat=0.5,
+            )
+        try:
+            with receive:
+                yield receive
+        finally:
+            await close_subscription(self._conn.client, sub)
+            send.close()
+
+
+def _watcher(
+    send: MemoryObjectSendStream[NodeEvent], prefix: str
+) -> Callable[[Msg], Awaitable[None]]:
+    async def watch(msg: Msg) -> None:
+        node_id = msg.subject[len(prefix) :]
+        headers = msg.headers or {}
+        if _KV_OP in headers or _MARKER in headers:
+            event = NodeEvent(node_id, None, expired=headers.get(_MARKER) == "MaxAge")
+        else:
+            try:
+                record = _decoder.decode(msg.data)
+            except msgspec.DecodeError:
+                return  # the placeholder of an acquire in progress
+            event = NodeEvent(node_id, record)
+        try:
+            await send.send(event)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return
+
+    return watch
