@@ -355,3 +355,24 @@ async def test_the_sleeper_says_it_sleeps_until_canceled() -> None:
                         assert update.status.message.text == "sleeping 2.5 s"
                         await client.cancel_task(update.task_id)
                         break
+
+
+def test_subscribe_to_a_finished_task_shows_how_it_ended(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = run(capsys, "send", url, "both", "--json")
+    task = codec.decode(out.strip(), SendMessageResponse).task
+    assert task is not None
+    status, out, err = run(capsys, "subscribe", url, task.id)
+    assert status == 0
+    assert err == ""
+    assert out.splitlines() == [
+        f"task {task.id} (context {task.context_id}): completed",
+        "the answer",
+        "all done",
+    ]
+    status, out, _ = run(capsys, "subscribe", url, task.id, "--json")
+    ended = codec.decode(out.strip(), StreamResponse).task
+    assert ended is not None
+    assert ended.status.state is TaskState.COMPLETED
+    assert run(capsys, "subscribe", url, "no-such-task")[0] == 1

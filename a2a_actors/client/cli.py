@@ -30,8 +30,9 @@ from collections.abc import Awaitable, Callable, Sequence
 import anyio
 import httpx
 
-from a2a_actors.protocol.errors import A2AError, UnauthenticatedError
-from a2a_actors.protocol.models import TaskState
+from a2a_actors.protocol.errors import A2AError, UnauthenticatedError, UnsupportedOperationError
+from a2a_actors.protocol.models import StreamResponse, TaskState
+from a2a_actors.protocol.state import TERMINAL_STATES
 
 from .call_arguments import task_state
 from .cli_output import (
@@ -253,5 +254,16 @@ async def _cancel(client: A2AClient, args: argparse.Namespace) -> None:
 
 async def _subscribe(client: A2AClient, args: argparse.Namespace) -> None:
     stream = client.subscribe(args.task_id)
-    await follow(stream, as_json=args.json)
+    try:
+        await follow(stream, as_json=args.json)
+    except UnsupportedOperationError:
+        # Refused because the task already ended (-32004)? Then show how it ended.
+        task = await client.get_task(args.task_id)
+        if task.status.state not in TERMINAL_STATES:
+            raise
+        if args.json:
+            emit(StreamResponse(task=task))
+        else:
+            print_reply(task)
+        return
     waiting_hint(stream.task, args.url)
