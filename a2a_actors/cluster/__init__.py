@@ -35,6 +35,9 @@ from .nats_server import NatsServer as NatsServer, find_nats_server as find_nats
 
 if TYPE_CHECKING:
     from .connection import ClusterConnection as ClusterConnection
+    from .event_log import EventLog as EventLog
+    from .inbox import OwnerInbox as OwnerInbox
+    from .leases import NodeLeases as NodeLeases
     from .task_store import NatsTaskStore as NatsTaskStore
 
 __all__ = (
@@ -42,9 +45,12 @@ __all__ = (
     "ClusterExtraMissingError",
     "ClusterNames",
     "ClusterUnavailableError",
+    "EventLog",
     "LeaseLostError",
     "NatsServer",
     "NatsTaskStore",
+    "NodeLeases",
+    "OwnerInbox",
     "OwnerUnreachableError",
     "cluster_token",
     "find_nats_server",
@@ -53,7 +59,10 @@ __all__ = (
 
 _LAZY = {
     "ClusterConnection": ".connection",
+    "EventLog": ".event_log",
     "NatsTaskStore": ".task_store",
+    "NodeLeases": ".leases",
+    "OwnerInbox": ".inbox",
 }
 
 

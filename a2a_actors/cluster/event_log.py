@@ -47,7 +47,7 @@ from ..stores.base import StoredTask, TaskStore
 from .connection import ClusterConnection, close_subscription
 from .names import task_key
 
-__all__ = ("EventLog", "LoggedEvent", "TaskFeed")
+__all__ = ("VERSION_HEADER", "EventLog", "LoggedEvent", "TaskFeed", "ends_task")
 
 VERSION_HEADER = "A2A-Task-Version"
 _MSG_ID = "Nats-Msg-Id"

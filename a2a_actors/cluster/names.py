@@ -75,10 +75,13 @@ def task_id_of_key(key: str) -> str | None:
         return None
     if not key.startswith("="):
         return key
+    body = key[1:]
     try:
-        return base64.urlsafe_b64decode(key[1:] + "=" * (-len(key[1:]) % 4)).decode()
+        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_", validate=True)
+        task_id = raw.decode()
     except (binascii.Error, UnicodeDecodeError):
         return None
+    return task_id or None
 
 
 def _node_token(node_id: str) -> str:
