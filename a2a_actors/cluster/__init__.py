@@ -21,7 +21,6 @@ names and the server process, which do not need nats-py.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -72,10 +71,12 @@ def require_nats() -> None:
     Raises:
         ClusterExtraMissingError: It is not; the message says what to install.
     """
-    if importlib.util.find_spec("nats") is None:
+    try:
+        importlib.import_module("nats")
+    except ImportError:
         raise ClusterExtraMissingError(
             "cluster mode needs nats-py: pip install 'a2a-actors[cluster]'"
-        )
+        ) from None
 
 
 def __getattr__(name: str) -> Any:

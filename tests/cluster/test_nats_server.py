@@ -34,6 +34,21 @@ def test_importing_the_package_does_not_import_nats() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
+def test_without_nats_py_the_error_says_what_to_install() -> None:
+    code = (
+        "import sys; sys.modules['nats'] = None\n"
+        "import a2a_actors.cluster as cluster\n"
+        "try:\n"
+        "    cluster.NatsTaskStore\n"
+        "except cluster.ClusterExtraMissingError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=True, timeout=60, capture_output=True, text=True
+    )
+    assert done.stdout == "cluster mode needs nats-py: pip install 'a2a-actors[cluster]'\n"
+
+
 async def test_the_server_restarts_on_its_port_with_its_store(tmp_path: Path) -> None:
     with anyio.fail_after(30):
         async with nats_server(tmp_path) as server:
