@@ -24,13 +24,12 @@ its waits, so the agent stops at its next await; the actor then records CANCELED
 The cancel scope "around the handler" is the one anyio (4.14 and later) gives every
 spawned task through its task handle; with older anyio the actor opens its own.
 
-Cancellation and shutdown: a client cancel ends the task CANCELED. When the supervisor's
-task group is cancelled, the actor records CANCELED ("server shutting down") in a shielded
-scope before it lets the cancellation propagate (with ``keep_interrupted``, a task waiting
-for input is left as stored); :meth:`TaskActor.abort` does the same for an actor whose
-task never ran. An exception in the actor's own bookkeeping (a broken store) fails that
-task only. Whatever the end, the slot or ticket is given back and the environment's
-``task_ended`` is told once.
+Cancellation and shutdown: a client cancel ends the task CANCELED. At shutdown (see
+:mod:`~a2a_actors.runtime.supervisor`) the actor records its final state in a shielded
+scope before it lets the cancellation propagate; :meth:`TaskActor.abort` does the same for
+an actor whose task never ran. An exception in the actor's own bookkeeping (a broken
+store) fails that task only. Whatever the end, the slot or ticket is given back and the
+environment's ``task_ended`` is told once.
 """
 
 from __future__ import annotations
@@ -305,8 +304,8 @@ class TaskActor:
 
         From anyio 4.14 a task spawned by an anyio task group has a handle with its own
         cancel scope around the task; the actor cancels that scope instead of opening a
-        second one (which would cost about 600 bytes per parked task). Without a handle
-        (a trio nursery, or an older anyio) the actor opens its own scope in :meth:`run`.
+        second one (which would make every parked task larger). Without a handle (a trio
+        nursery, or an older anyio) the actor opens its own scope in :meth:`run`.
         """
         if callable(getattr(handle, "cancel", None)):
             self._interrupt = cast("_Cancellable", handle)

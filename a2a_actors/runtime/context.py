@@ -219,8 +219,8 @@ class TaskContext:
     async def start(self) -> None:
         """Make the task visible at once: commit it and move it to WORKING (no message).
 
-        A new task is provisional until the agent first acts (see the module docstring of
-        :mod:`~a2a_actors.runtime.supervisor`): a stream shows nothing and GetTask does not
+        A new task is provisional until the agent first acts (see
+        :mod:`~a2a_actors.runtime.publication`): a stream shows nothing and GetTask does not
         find it. For agents that want their task id known before doing anything else
         (orchestrated children, whose parent must be able to cancel them), this commits the
         task now (the stream's first event, the Task snapshot, is published, and GetTask

@@ -2,11 +2,10 @@
 
 anyio's ``TaskGroup.start_soon`` wraps every task in a ``TaskHandle`` (from anyio 4.14): a
 cancel scope around the task, an event set when it ends and a wrapper coroutine. An actor
-needs none of them: it opens its own cancel scope (for CancelTask) and tells the
-supervisor itself when it ends. On trio the wrapper is most of what spawning an actor
-costs (about 34 µs per spawn and run against 10 µs for trio's own nursery, measured on
-the benchmark machine), so actors are spawned into a trio nursery opened inside the
-supervisor's task group. On asyncio anyio's task group is used as it is.
+tells its environment itself when it ends, and on trio the wrapper is most of what
+spawning an actor costs (see benchmarks/README.md), so there actors are spawned into a
+trio nursery opened inside the supervisor's task group, and open their own cancel scope.
+On asyncio anyio's task group is used as it is, and the actor cancels the handle's scope.
 
 Either way the actors are children of the supervisor's run: cancelling it cancels them,
 and it returns only once every actor has returned.
