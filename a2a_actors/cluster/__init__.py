@@ -8,10 +8,13 @@ nats-server —
   local runs, ``serve --workers``);
 * :class:`ClusterConnection` (:mod:`.connection`): a node's NATS connection, every
   operation bounded, failures as :class:`ClusterUnavailableError`;
-* :class:`NatsTaskStore` (:mod:`.task_store`): the TaskStore on JetStream KV;
+* :class:`NatsTaskStore` (:mod:`.task_store`): the TaskStore on JetStream KV, with each
+  task's holder (node and lease epoch) for fencing;
 * :class:`EventLog` (:mod:`.event_log`): every task's events, replayable by version;
 * :class:`OwnerInbox` (:mod:`.inbox`): cancel and input addressed to a task's owner;
-* :class:`NodeLeases` (:mod:`.leases`): node liveness and fencing.
+* :class:`NodeLeases` (:mod:`.leases`): node liveness and fencing;
+* :func:`~.settling.settle_lost_node` (:mod:`.settling`): a lost node's tasks failed or
+  released for resumption, once.
 
 Importing this package does not import nats-py; its names are loaded on first use (and
 need the ``cluster`` extra: ``pip install 'a2a-actors[cluster]'``), except the errors,

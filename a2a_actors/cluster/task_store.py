@@ -15,8 +15,19 @@ current record and decides again: a record with a higher version than ours wins 
 TaskStore contract: versions never go back), and **a terminal record keeps its state**: a
 write that would change the state of a COMPLETED, FAILED, CANCELED or REJECTED task is
 refused, so when a cancel races a completion, or two cancels race, the first final state
-stored is the only one, and a task once CANCELED never changes again. ``commit`` returns
-the record that is stored afterwards, so the loser learns who won.
+stored is the only one, and a task once CANCELED never changes again. Only the final
+task's holder may still write it (a metadata update of the same state); a final task
+nobody holds never changes at all. ``commit`` returns the record that is stored
+afterwards, so the loser learns who won.
+
+**Holders and fencing.** Each key also records the task's *holder*: the node incarnation
+(:class:`Holder`: node id and lease epoch) whose actor runs the task, or None for a task
+nobody runs (settled, or waiting to be resumed anywhere). A write made as another holder
+than the stored one (None included) is refused unless it says ``take_over`` — what
+settling a lost node's tasks and resuming an interrupted task elsewhere do. So an owner
+that lost its lease and wakes up late cannot overwrite what the cluster did in the
+meantime, and a node that comes back with the same id (a new epoch) does not own its old
+incarnation's tasks.
 
 **Reads.** :meth:`get` reads the key from JetStream. :meth:`list` is answered from a
 *mirror*: every node follows the bucket with an ordered consumer (last value per key, then
@@ -66,7 +77,7 @@ from ..stores.memory import MemoryTaskStore
 from .connection import ClusterConnection, close_subscription
 from .names import task_id_of_key, task_key
 
-__all__ = ("NatsTaskStore", "TaskStoreStatistics", "replaces")
+__all__ = ("Entry", "Holder", "NatsTaskStore", "TaskStoreStatistics", "replaces")
 
 logger = logging.getLogger("a2a_actors.cluster")
 
@@ -78,12 +89,36 @@ _HEARTBEAT = 0.5
 _MARKER = "Nats-Marker-Reason"
 
 
-def replaces(stored: StoredTask, new: StoredTask) -> bool:
-    """Whether ``new`` may replace ``stored``: not older, and not changing a final state."""
-    if new.version < stored.version:
+class Holder(msgspec.Struct, frozen=True):
+    """The node incarnation that runs a task's actor: node id and lease epoch."""
+
+    node_id: str
+    epoch: int
+
+
+class Entry(msgspec.Struct, frozen=True):
+    """One key's value: the stored task and its holder."""
+
+    record: StoredTask
+    holder: Holder | None = None
+
+
+def replaces(stored: Entry, new: Entry, *, take_over: bool = False) -> bool:
+    """Whether ``new`` may replace ``stored`` (see the module docstring).
+
+    Never an older version. A final record keeps its state, and only its holder may still
+    write it (metadata): a final record nobody holds never changes, whatever the version
+    or ``take_over``. A live record is written as its holder (None included: a store
+    without a holder writes tasks nobody holds) or by someone taking it over.
+    """
+    old, record = stored.record, new.record
+    if record.version < old.version:
         return False
-    state = stored.task.status.state
-    return not is_terminal(state) or new.task.status.state is state
+    state = old.task.status.state
+    if is_terminal(state):
+        same_holder = stored.holder is not None and stored.holder == new.holder
+        return same_holder and record.task.status.state is state
+    return take_over or stored.holder == new.holder
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -94,7 +129,7 @@ class TaskStoreStatistics:
         mirrored: Tasks in this node's mirror.
         applied: The bucket's stream sequence the mirror has applied.
         conflicts: Writes JetStream refused because someone wrote first.
-        refused: Saves that lost to a newer or final stored record.
+        refused: Saves that lost to a newer, final or otherwise held stored record.
     """
 
     mirrored: int
@@ -109,15 +144,19 @@ class NatsTaskStore:
     Create it with :meth:`open`.
     """
 
-    def __init__(self, conn: ClusterConnection, kv: KeyValue, bucket: str) -> None:
+    def __init__(
+        self, conn: ClusterConnection, kv: KeyValue, bucket: str, holder: Holder | None
+    ) -> None:
         """Use :meth:`open` instead, which also runs the mirror."""
+        self.holder = holder
         self._conn = conn
         self._kv = kv
         self._bucket = bucket
         self._stream = f"KV_{bucket}"
         self._prefix = f"$KV.{bucket}."
         self._mirror = MemoryTaskStore()
-        self._known: dict[str, tuple[int, StoredTask]] = {}  # revision, record
+        self._holders: dict[str, Holder] = {}  # of mirrored tasks that have one
+        self._known: dict[str, tuple[int, Entry]] = {}  # revision, entry last seen
         self._applied = 0
         self._progress = anyio.Event()
         self._conflicts = 0
@@ -126,12 +165,13 @@ class NatsTaskStore:
     @classmethod
     @asynccontextmanager
     async def open(
-        cls, conn: ClusterConnection, *, replicas: int = 1
+        cls, conn: ClusterConnection, *, holder: Holder | None = None, replicas: int = 1
     ) -> AsyncIterator[NatsTaskStore]:
         """Open (create if missing) the cluster's tasks bucket and follow it for the block.
 
         Args:
             conn: The node's connection.
+            holder: This node's incarnation: :meth:`save` writes as it.
             replicas: JetStream replicas of the bucket (1..5; more than 1 needs a NATS
                 cluster). Only used when the bucket is created.
 
@@ -147,7 +187,7 @@ class NatsTaskStore:
                     bucket=bucket, history=1, storage=StorageType.FILE, replicas=replicas
                 )
                 kv = await conn.js.create_key_value(config)
-        store = cls(conn, kv, bucket)
+        store = cls(conn, kv, bucket, holder)
         with conn.bounded(f"follow bucket {bucket}"):
             sub = await conn.js.subscribe(
                 f"{store._prefix}>",
@@ -174,26 +214,42 @@ class NatsTaskStore:
         """
         await self.commit(record)
 
-    async def commit(self, record: StoredTask) -> StoredTask:
+    async def commit(
+        self,
+        record: StoredTask,
+        *,
+        holder: Holder | msgspec.UnsetType | None = msgspec.UNSET,
+        take_over: bool = False,
+    ) -> StoredTask:
         """Store ``record`` as :meth:`save` does; return the record stored afterwards.
 
-        The result is ``record`` itself, or the stored record that won: one with a higher
-        version, or a terminal one whose state ``record`` would have changed.
+        Args:
+            record: The new snapshot.
+            holder: Who holds the task after this write; this store's :attr:`holder`
+                when left unset.
+            take_over: Write even if another holder holds the task (settling a lost
+                node's task, resuming a task elsewhere).
+
+        Returns:
+            ``record`` itself, or the stored record that won: one with a higher version,
+            a final one whose state ``record`` would have changed, or one held by another
+            node.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
         task_id = record.task.id
         key = task_key(task_id)
-        data = codec.encode(record)
-        known = self._known.get(task_id)  # (revision, record) last seen, maybe stale
+        entry = Entry(record, self.holder if isinstance(holder, msgspec.UnsetType) else holder)
+        data = codec.encode(entry)
+        known = self._known.get(task_id)  # (revision, entry) last seen, maybe stale
         with self._conn.bounded(f"save task {task_id}"):
             while True:
-                if known is not None and not replaces(known[1], record):
+                if known is not None and not replaces(known[1], entry, take_over=take_over):
                     # What is stored is at least as new as ``known``, so it wins too.
                     self._refused += 1
                     current = await self._fetch(key)
-                    return known[1] if current is None else current[1]
+                    return (known if current is None else current)[1].record
                 try:
                     if known is None:
                         revision = await self._kv.create(key, data)
@@ -202,7 +258,7 @@ class NatsTaskStore:
                 except KeyWrongLastSequenceError:
                     self._conflicts += 1
                 else:
-                    self._note(revision, record)
+                    self._note(revision, entry)
                     return record
                 known = await self._fetch(key)  # None: deleted meanwhile, create it again
                 if known is not None:
@@ -214,13 +270,37 @@ class NatsTaskStore:
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
+        entry = await self.get_entry(task_id)
+        return None if entry is None else entry.record
+
+    async def get_entry(self, task_id: str) -> Entry | None:
+        """The stored record of ``task_id`` with its holder, or None.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
         with self._conn.bounded(f"get task {task_id}"):
             current = await self._fetch(task_key(task_id))
         if current is None:
             return None
-        revision, record = current
-        self._note(revision, record)
-        return record
+        self._note(*current)
+        return current[1]
+
+    async def held_by(self, node_id: str, *, except_epoch: int | None = None) -> list[Entry]:
+        """Every live (not final) task held by an incarnation of ``node_id`` (other than
+        ``except_epoch``), as of every write acknowledged before the call.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        await self._barrier()
+        found: list[Entry] = []
+        for task_id, holder in self._holders.items():
+            if holder.node_id == node_id and holder.epoch != except_epoch:
+                record = await self._mirror.get(task_id)
+                if record is not None and not is_terminal(record.task.status.state):
+                    found.append(Entry(record, holder))
+        return found
 
     async def list(self, query: TaskQuery) -> TaskPage:
         """One page of matching records, newest first by status timestamp, then id.
@@ -259,21 +339,21 @@ class NatsTaskStore:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _note(self, revision: int, record: StoredTask) -> None:
-        # Remember the newest revision of a task we have seen, and its record.
-        task_id = record.task.id
+    def _note(self, revision: int, entry: Entry) -> None:
+        # Remember the newest revision of a task we have seen, and its entry.
+        task_id = entry.record.task.id
         known = self._known.get(task_id)
         if known is None or revision > known[0]:
-            self._known[task_id] = (revision, record)
+            self._known[task_id] = (revision, entry)
 
-    async def _fetch(self, key: str) -> tuple[int, StoredTask] | None:
+    async def _fetch(self, key: str) -> tuple[int, Entry] | None:
         try:
             entry = await self._kv.get(key)
         except (KeyNotFoundError, KeyDeletedError):
             return None
         if entry.value is None or entry.revision is None:
             return None
-        return entry.revision, codec.decode(entry.value, StoredTask)
+        return entry.revision, codec.decode(entry.value, Entry)
 
     async def _barrier(self) -> None:
         """Wait until the mirror has applied every write acknowledged before the call."""
@@ -293,15 +373,20 @@ class NatsTaskStore:
             headers = msg.headers or {}
             if _KV_OP in headers or _MARKER in headers:
                 await self._mirror.delete(task_id)
+                self._holders.pop(task_id, None)
                 self._known.pop(task_id, None)
             else:
                 try:
-                    record = codec.decode(msg.data, StoredTask)
+                    entry = codec.decode(msg.data, Entry)
                 except msgspec.DecodeError:
                     logger.error("bucket %s: key %s is not a task; ignored", self._bucket, task_id)
                 else:
-                    await self._mirror.save(record)
-                    self._note(meta.sequence.stream, record)
+                    await self._mirror.save(entry.record)
+                    if entry.holder is None:
+                        self._holders.pop(task_id, None)
+                    else:
+                        self._holders[task_id] = entry.holder
+                    self._note(meta.sequence.stream, entry)
         self._applied = max(self._applied, meta.sequence.stream)
         progress, self._progress = self._progress, anyio.Event()
         progress.set()

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from a2a_actors.cluster import ClusterUnavailableError
-from a2a_actors.cluster.task_store import NatsTaskStore, replaces
+from a2a_actors.cluster.task_store import Entry, Holder, NatsTaskStore, replaces
 from a2a_actors.protocol import InvalidParamsError, Task, TaskState, TaskStatus
 from a2a_actors.stores import MemoryTaskStore, StoredTask, TaskQuery, TaskStore
 from a2a_actors.stores.base import encode_page_token
@@ -180,14 +180,55 @@ async def test_task_ids_that_are_not_plain_tokens_are_stored_apart(tmp_path: Pat
             assert sorted(r.task.id for r in listed.records) == sorted(ids)
 
 
-def test_replaces_keeps_versions_and_final_states() -> None:
-    working = record("a", state=S.WORKING, version=2)
-    assert replaces(working, record("a", state=S.WORKING, version=2))  # a tie is applied
-    assert not replaces(working, record("a", state=S.WORKING, version=1))
-    canceled = record("a", state=S.CANCELED, version=3)
-    assert not replaces(canceled, record("a", state=S.COMPLETED, version=3))
-    assert not replaces(canceled, record("a", state=S.WORKING, version=9))
-    assert replaces(canceled, record("a", state=S.CANCELED, version=4))  # metadata only
+def test_replaces_keeps_versions_final_states_and_holders() -> None:
+    working = Entry(record("a", state=S.WORKING, version=2))
+    assert replaces(working, Entry(record("a", state=S.WORKING, version=2)))  # a tie
+    assert not replaces(working, Entry(record("a", state=S.WORKING, version=1)))
+    canceled = Entry(record("a", state=S.CANCELED, version=3))
+    assert not replaces(canceled, Entry(record("a", state=S.COMPLETED, version=3)))
+    assert not replaces(canceled, Entry(record("a", state=S.WORKING, version=9)))
+    assert not replaces(canceled, Entry(record("a", state=S.WORKING, version=9)), take_over=True)
+    # nobody holds it: never again; its holder may still update its metadata
+    assert not replaces(canceled, Entry(record("a", state=S.CANCELED, version=4)))
+    old, new = Holder("n1", 1), Holder("n1", 2)
+    final = Entry(record("a", state=S.CANCELED, version=3), old)
+    assert replaces(final, Entry(record("a", state=S.CANCELED, version=4), old))
+    assert not replaces(final, Entry(record("a", state=S.CANCELED, version=4), new))
+    assert not replaces(final, Entry(record("a", state=S.FAILED, version=4), old))
+    held = Entry(record("a", state=S.WORKING, version=2), old)
+    assert replaces(held, Entry(record("a", state=S.WORKING, version=3), old))
+    assert not replaces(held, Entry(record("a", state=S.WORKING, version=3), new))
+    assert not replaces(held, Entry(record("a", state=S.WORKING, version=3), None))
+    assert replaces(held, Entry(record("a", state=S.FAILED, version=3), None), take_over=True)
+    free = Entry(record("a", state=S.INPUT_REQUIRED, version=2))  # released: resumable
+    assert not replaces(free, Entry(record("a", state=S.WORKING, version=3), old))
+    assert replaces(free, Entry(record("a", state=S.WORKING, version=3), new), take_over=True)
+
+
+async def test_a_task_held_by_one_incarnation_is_fenced_from_another(tmp_path: Path) -> None:
+    first, second = Holder("n1", 1), Holder("n1", 2)
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a, holder=first) as old,
+            NatsTaskStore.open(b, holder=second) as new,
+        ):
+            await old.save(record("t", state=S.WORKING, version=2))
+            assert await new.get_entry("t") == Entry(record("t", state=S.WORKING, version=2), first)
+            stale = record("t", state=S.WORKING, version=3)
+            assert await new.commit(stale) == record("t", state=S.WORKING, version=2)
+            assert [e.record.task.id for e in await new.held_by("n1")] == ["t"]
+            assert await new.held_by("n1", except_epoch=1) == []
+            assert await new.held_by("n2") == []
+            settled = record("t", state=S.FAILED, version=3)
+            assert await new.commit(settled, holder=None, take_over=True) == settled
+            assert await new.held_by("n1") == []
+            late = record("t", state=S.WORKING, version=4)
+            assert await old.commit(late) == settled  # the woken old owner is refused
+            assert new.statistics().refused == 1
+            assert old.statistics().refused == 1
 
 
 async def commit(
@@ -261,7 +302,7 @@ async def test_a_new_node_starts_with_every_task(tmp_path: Path) -> None:
         async with nats_server(tmp_path) as server:
             async with connect(server) as conn, NatsTaskStore.open(conn) as store:
                 for i in range(30):
-                    await store.save(record(f"t{i:02d}", seconds=i, version=1))
+                    await store.save(record(f"t{i:02d}", seconds=i, state=S.WORKING, version=1))
                     await store.save(record(f"t{i:02d}", seconds=i, version=2))
                 await store.delete("t00")
             async with connect(server) as conn, NatsTaskStore.open(conn) as late:

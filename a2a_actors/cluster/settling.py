@@ -1,0 +1,87 @@
+"""Settling a lost node's tasks: what a restart on the SQLite store does, for one node.
+
+When a node's lease expires (:mod:`~a2a_actors.cluster.leases`), its actors are gone with
+it — or, if it was only cut from NATS, it has fenced itself. Another node then calls
+:func:`settle_lost_node`, which does to every live task *held* by the lost incarnation
+(:class:`~a2a_actors.cluster.task_store.Holder`) what
+:meth:`~a2a_actors.stores.sqlite.SQLiteTaskStore.recover` does after a restart:
+
+* a SUBMITTED or WORKING task becomes FAILED, with an agent-role status message saying the
+  node was lost (also appended to the history) and its version increased by one; the
+  status update is appended to the task's event log, so subscribers on every node receive
+  the final event;
+* an INPUT_REQUIRED or AUTH_REQUIRED task is left as it is but released (nobody holds
+  it): the client's next message resumes it on whichever node receives it
+  (``ctx.resumed``), as after a restart;
+* final tasks are not touched.
+
+Every write takes the task over (``take_over``) with the store's optimistic concurrency,
+so two nodes settling the same lost node at once, or a late write of the lost owner,
+leave one outcome: a task is failed once, and its final event is published once.
+``keep_epoch`` lets a node that came back with the same id settle only its previous
+incarnations' tasks.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from uuid import uuid4
+
+from ..protocol.models import Message, Part, Role, StreamResponse, TaskState
+from ..protocol.state import INTERRUPTED_STATES, TaskMachine
+from ..stores.base import RecoveryReport, StoredTask
+from .event_log import EventLog
+from .task_store import NatsTaskStore
+
+__all__ = ("LOST_TEXT", "settle_lost_node")
+
+#: The status message of the tasks :func:`settle_lost_node` fails (``{node}``: its id).
+LOST_TEXT = "node {node} was lost; the task was interrupted"
+
+
+async def settle_lost_node(
+    store: NatsTaskStore,
+    node_id: str,
+    *,
+    now: _dt.datetime,
+    log: EventLog | None = None,
+    keep_epoch: int | None = None,
+) -> RecoveryReport:
+    """Fail or release every live task held by ``node_id`` (see the module docstring).
+
+    Args:
+        store: The cluster's task store.
+        node_id: The lost node.
+        now: The failed tasks' status timestamp.
+        log: Where the FAILED status updates are published (None: nowhere).
+        keep_epoch: An epoch of ``node_id`` that is alive and keeps its tasks.
+
+    Returns:
+        The FAILED records this call wrote (a task another settler failed first is not
+        among them), and the ids of the tasks it released for resumption (releasing is
+        idempotent: two settlers at once may both report one).
+
+    Raises:
+        ClusterUnavailableError: NATS did not answer in time; calling again finishes
+            the job (it only ever finds what is still held).
+    """
+    failed: list[StoredTask] = []
+    resumable: list[str] = []
+    text = LOST_TEXT.format(node=node_id)
+    for entry in await store.held_by(node_id, except_epoch=keep_epoch):
+        record = entry.record
+        task = record.task
+        if task.status.state in INTERRUPTED_STATES:
+            if await store.commit(record, holder=None, take_over=True) is record:
+                resumable.append(task.id)
+            continue
+        machine = TaskMachine.restore(task, version=record.version)
+        note = Message(message_id=str(uuid4()), role=Role.AGENT, parts=(Part(text=text),))
+        update = machine.set_status(TaskState.FAILED, timestamp=now, message=note)
+        new = StoredTask(machine.snapshot(), record.owner, machine.version)
+        if await store.commit(new, holder=None, take_over=True) is not new:
+            continue  # settled by another node, or finished by its owner first
+        failed.append(new)
+        if log is not None:
+            await log.publish(task.id, [(new.version, StreamResponse(status_update=update))])
+    return RecoveryReport(failed=tuple(failed), resumable=tuple(resumable))
