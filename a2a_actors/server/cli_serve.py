@@ -225,7 +225,10 @@ async def _serve_until_signal(
                     )
                 )
             except StoreError as exc:  # its message names the file and the cause
-                return _fail(str(exc), 2)
+                said = str(exc)
+                if "cannot open the task store" not in said:
+                    said = f"cannot open the task store: {said}"
+                return _fail(said, 2)
             push_store = store.push_configs
             options = {**config.supervisor_options, "store": store, "keep_interrupted": True}
             config = config.replace(supervisor_options=options)
