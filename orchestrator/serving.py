@@ -10,6 +10,11 @@
 * the orchestrator learns the server's base URL, so hop records and correlations name it and
   the hop tree can be rebuilt from any hop.
 
+An agent that is already orchestrated (a pipeline) needs none of this: any a2a-actors server
+(``a2a-actors serve``, :func:`a2a_actors.server.serve`, ``create_app``) gives it an
+Orchestrator of its own (see :mod:`a2a_actors.server.delegation`). This helper also wraps a
+plain agent and lets you pass the Orchestrator.
+
 Without this helper, build the same by hand::
 
     orch = Orchestrator(public_url="https://agents.example.com")
