@@ -551,6 +551,10 @@ def test_random_operations_respect_the_tables(ops: list[tuple[str, Any]]) -> Non
 # -- the rules used by runtime and server ------------------------------------------------
 
 
+def _value(state: TaskState) -> str:
+    return state.value
+
+
 def test_settled_states_are_terminal_and_interrupted_states() -> None:
     assert SETTLED_STATES == TERMINAL_STATES | INTERRUPTED_STATES
     assert not SETTLED_STATES & ACTIVE_STATES
@@ -568,7 +572,7 @@ def test_input_acceptance_agrees_with_the_machine(state: TaskState) -> None:
     assert TaskMachine.restore(task).interrupted is accepts_input(state)
 
 
-@pytest.mark.parametrize("state", sorted(TERMINAL_STATES, key=lambda s: s.value))
+@pytest.mark.parametrize("state", sorted(TERMINAL_STATES, key=_value))
 def test_a_terminal_task_is_not_cancelable(state: TaskState) -> None:
     with pytest.raises(
         TaskNotCancelableError, match=rf"^Task t-9 is in terminal state: {state.value}$"
@@ -577,12 +581,12 @@ def test_a_terminal_task_is_not_cancelable(state: TaskState) -> None:
     assert info.value.metadata == {"taskId": "t-9"}
 
 
-@pytest.mark.parametrize("state", sorted(ACTIVE_STATES | INTERRUPTED_STATES, key=lambda s: s.value))
+@pytest.mark.parametrize("state", sorted(ACTIVE_STATES | INTERRUPTED_STATES, key=_value))
 def test_every_live_state_is_cancelable(state: TaskState) -> None:
     check_cancelable("t-9", state)  # does not raise
 
 
-@pytest.mark.parametrize("state", sorted(TERMINAL_STATES, key=lambda s: s.value))
+@pytest.mark.parametrize("state", sorted(TERMINAL_STATES, key=_value))
 def test_the_machine_refuses_cancel_with_the_same_error(state: TaskState) -> None:
     task = Task(id="t-1", context_id="c-1", status=TaskStatus(state=state, timestamp=T0))
     machine = TaskMachine.restore(task, version=4)
