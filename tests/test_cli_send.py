@@ -376,3 +376,15 @@ def test_subscribe_to_a_finished_task_shows_how_it_ended(
     assert ended is not None
     assert ended.status.state is TaskState.COMPLETED
     assert run(capsys, "subscribe", url, "no-such-task")[0] == 1
+
+
+def test_timeout_with_an_agent_that_does_not_stream(capsys: pytest.CaptureFixture[str]) -> None:
+    # Its task id comes only with the answer (a plain blocking SendMessage).
+    with served(ServedAgent(talker, ServerConfig(streaming=False))) as base:
+        status, out, err = run(capsys, "send", base, "forever", "--timeout", "0.5")
+    assert status == TIMED_OUT
+    assert out == ""
+    assert err.splitlines() == [
+        "a2a-actors send: no answer within 0.5 s, before the agent named a task",
+        f"  (it does not stream: a2a-actors list {base} shows its tasks)",
+    ]

@@ -80,6 +80,9 @@ async def send(client: A2AClient, args: argparse.Namespace) -> int:
     why = f"no answer within {args.timeout:g} s" if stopped == TIMED_OUT else "interrupted"
     if not seen.task_id:
         note(f"a2a-actors send: {why}, before the agent named a task")
+        card = client.card
+        if card is not None and not card.capabilities.streaming:
+            note(f"  (it does not stream: a2a-actors list {url} shows its tasks)")
         return stopped
     state = state_name(seen.state) if seen.state is not None else "unknown"
     note(f"a2a-actors send: {why}; task {seen.task_id} is left running (last state: {state})")
