@@ -5,7 +5,8 @@ The guide is read as a user would follow it. Each ``python`` block starts with
 is a list of ``$ command`` lines, each followed by what the command prints. Every ``##``
 section is one test: its commands run in order in that folder, as real processes (the
 ``a2a-actors`` entry point, ``python``, ``hypercorn``, ``openssl``), and every server it
-starts is stopped at its end by PID, whatever happened.
+starts is stopped at its end by PID, whatever happened. Sections are independent, so two
+run at a time (in threads: the work is in the processes).
 
 Servers (``a2a-actors serve``, ``hypercorn``) keep running in the background; the guide's
 fixed ports (``--port 8000``, ``--bind 127.0.0.1:8443``) are replaced by port 0, and the
@@ -33,6 +34,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -45,6 +48,9 @@ BIN = Path(sys.executable).parent
 COMMAND_TIMEOUT = 30.0
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 15.0
+SECTION_TIMEOUT = 300.0
+#: Sections run at once (the machine has two cores; a section mostly waits for processes).
+RUNNERS = 2
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 _SECTION = re.compile(r"^## (.+)$", re.M)
@@ -403,13 +409,38 @@ def test_the_guide_is_found() -> None:
             assert f"({page.name})" in index, f"docs/README.md does not list {page.name}"
 
 
-@pytest.mark.parametrize("section", [s for s in SECTIONS if s.steps], ids=lambda s: s.title)
-def test_section(section: Section, tmp_path: Path) -> None:
+def run_section(section: Section, folder: Path) -> None:
+    """Every command of ``section`` in order, in ``folder``; its servers stopped at the end."""
     files = _all_files()  # a section may use the files of the sections before it
     with contextlib.ExitStack() as stack:
-        runner = Runner(section, tmp_path, stack)
+        runner = Runner(section, folder, stack)
         for step in section.steps:
             runner.run(step, files)
         for port, server in list(runner.servers.items()):
             runner.servers.pop(port)
             assert server.stop() == 0, server.output()[1]
+
+
+@pytest.fixture(scope="module")
+def section_runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Future[None]]]:
+    """The selected sections, run RUNNERS at a time (each in its own folder, its servers on
+    their own ports): the commands mostly wait for processes, so this halves the time."""
+    selected: list[Section] = []
+    for item in request.session.items:
+        section = getattr(getattr(item, "callspec", None), "params", {}).get("section")
+        if isinstance(section, Section):
+            selected.append(section)
+    with ThreadPoolExecutor(RUNNERS, thread_name_prefix="guide") as pool:
+        futures = {
+            s.title: pool.submit(run_section, s, tmp_path_factory.mktemp("guide")) for s in selected
+        }
+        yield futures
+        for future in futures.values():
+            future.cancel()
+
+
+@pytest.mark.parametrize("section", [s for s in SECTIONS if s.steps], ids=lambda s: s.title)
+def test_section(section: Section, section_runs: dict[str, Future[None]]) -> None:
+    section_runs[section.title].result(timeout=SECTION_TIMEOUT)
