@@ -4,8 +4,9 @@ The generator (:mod:`.engine`) sends pre-built requests (:mod:`.requests`) over 
 keep-alive sockets, one ``epoll`` loop per process (:mod:`.worker`), and checks every
 answer (:mod:`.replies`) as the workload (:mod:`.workloads`) expects it; counts and
 HDR-style histograms (:mod:`.histogram`, :mod:`.tally`) come back to the parent, which
-measures targets in interleaved rounds (:mod:`.runner`) and reports (:mod:`.report`,
-:mod:`.chart`). :mod:`.cli` is the command; ``docs/bench.md`` the user's guide.
+measures targets in interleaved rounds (:mod:`.runner`), can measure the generator's own
+ceiling (:mod:`.calibrate`) and reports (:mod:`.report`). :mod:`.cli` is the command;
+``docs/bench.md`` the user's guide.
 
 This package imports nothing at package level, so a worker process starts quickly.
 """

@@ -16,12 +16,10 @@ from collections.abc import Sequence
 import anyio
 
 from .calibrate import calibrate
-from .chart import ChartError, write_chart
 from .engine import Load
-from .progress import TerminalProgress
-from .report import table, to_json, warnings
+from .report import ChartError, table, to_json, warnings, write_chart
 from .requests import load_message
-from .runner import Options, run_rounds
+from .runner import Options, TerminalProgress, run_rounds
 from .target import BINDINGS, BenchError, Credentials, Endpoint, TargetSpec, resolve
 from .workloads import WORKLOADS
 

@@ -6,6 +6,8 @@ they go), waits until every one has its connections open, gives them one shared 
 time, and merges their tallies. :func:`run_rounds` measures every target once per round,
 rotating the order from round to round, so that all targets share the machine's noise
 (a background job, thermal state) instead of one target getting the quiet minutes.
+:class:`TerminalProgress` shows how far along they are, on a terminal only (a pipe, a
+file or a CI log never gets carriage-return noise).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import IO
+from typing import IO, TextIO
 
 from a2a_actors.protocol.models import Message
 
@@ -27,11 +29,20 @@ from .tally import Tally
 from .target import BenchError, Endpoint
 from .worker import plan
 
-__all__ = ("Measurement", "Options", "Progress", "measure", "run_rounds", "split")
+__all__ = (
+    "Measurement",
+    "Options",
+    "Progress",
+    "TerminalProgress",
+    "measure",
+    "run_rounds",
+    "split",
+)
 
 #: ``progress(label, fraction)``: what is being measured, and how far along it is (0..1).
 Progress = Callable[[str, float], None]
 _READY_TIMEOUT = 60.0
+_BAR_WIDTH = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,3 +165,33 @@ def run_rounds(
             tally = measure(endpoint, options, label, progress)
             results.append(Measurement(endpoint, round_ + 1, tally))
     return results
+
+
+class TerminalProgress:
+    """Redraws ``label [#####-----] 50%`` in place; a callable ``(label, fraction)``."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._drawn = 0
+
+    @classmethod
+    def for_stream(cls, stream: TextIO) -> TerminalProgress | None:
+        """A progress bar on ``stream``, or None when it is not a terminal."""
+        isatty = getattr(stream, "isatty", None)
+        return cls(stream) if isatty is not None and isatty() else None
+
+    def __call__(self, label: str, fraction: float) -> None:
+        """Draw ``label`` at ``fraction`` (0..1) done."""
+        fraction = min(1.0, max(0.0, fraction))
+        filled = round(fraction * _BAR_WIDTH)
+        line = f"{label} [{'#' * filled}{'-' * (_BAR_WIDTH - filled)}] {100 * fraction:3.0f}%"
+        self._stream.write("\r" + line.ljust(self._drawn))
+        self._stream.flush()
+        self._drawn = len(line)
+
+    def clear(self) -> None:
+        """Erase the bar (before the results are printed)."""
+        if self._drawn:
+            self._stream.write("\r" + " " * self._drawn + "\r")
+            self._stream.flush()
+            self._drawn = 0

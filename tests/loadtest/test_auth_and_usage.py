@@ -9,8 +9,8 @@ import pytest
 import trio
 import trio.lowlevel
 
-from a2a_actors.loadtest.chart import ChartError, write_chart
 from a2a_actors.loadtest.engine import Load
+from a2a_actors.loadtest.report import ChartError, write_chart
 from a2a_actors.loadtest.requests import load_message
 from a2a_actors.loadtest.runner import Options
 from a2a_actors.loadtest.target import BenchError
