@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
+import weakref
 
 __all__ = ("check_handler",)
 
@@ -32,28 +34,57 @@ def check_handler(handler: object) -> None:
     Raises:
         TypeError: One line naming the handler and what is wrong with it.
     """
+    key = _cache_key(handler)
+    if key is None:
+        problem = _problem(handler)
+    else:
+        try:
+            problem = _VERDICTS[key]
+        except KeyError:
+            problem = _VERDICTS[key] = _problem(handler)
+    if problem is not None:
+        raise TypeError(problem)
+
+
+#: What :func:`_problem` said, by function or by class of callable object: agents are built
+#: per delegation (``orchestrated`` wraps every local child), and reading a signature costs
+#: tens of microseconds.
+_VERDICTS: weakref.WeakKeyDictionary[object, str | None] = weakref.WeakKeyDictionary()
+
+
+def _cache_key(handler: object) -> object | None:
+    """The handler itself for a plain function; its class for a callable object (whose
+    ``__call__`` is the class's); None (not cached) otherwise."""
+    if isinstance(handler, types.FunctionType):
+        return handler
+    if isinstance(handler, type | functools.partial) or inspect.isroutine(handler):
+        return None
+    return type(handler) if callable(handler) else None
+
+
+def _problem(handler: object) -> str | None:
+    """Why ``handler`` is not an agent handler, or None when it is one."""
     if not callable(handler):
-        raise TypeError(
-            f"{_EXPECTED} (or an object with such a handle method); got {_name(handler)}"
-        )
+        return f"{_EXPECTED} (or an object with such a handle method); got {_name(handler)}"
     if inspect.isclass(handler):
-        raise TypeError(
+        return (
             f"{handler.__qualname__!r} is a class; {_EXPECTED} "
             "(serve an instance of a class with async def handle(self, ctx) instead)"
         )
     if not _is_async(handler):
-        raise TypeError(f"{_name(handler)} is not async; {_EXPECTED}")
+        return f"{_name(handler)} is not async; {_EXPECTED}"
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError):  # no readable signature: let it be tried
-        return
+        return None
     try:
         signature.bind(None)
     except TypeError:
         hint = ""
         if next(iter(signature.parameters), "") == "self":
             hint = " (an unbound method: serve an instance, not the class)"
-        raise TypeError(f"{_name(handler)} takes {signature}; {_EXPECTED}{hint}") from None
+        return f"{_name(handler)} takes {signature}; {_EXPECTED}{hint}"
+    return None
 
 
 def _is_async(handler: object) -> bool:
