@@ -1,8 +1,9 @@
-"""The HTTP transport: a Quart (asyncio) or QuartTrio (trio) app served by Hypercorn.
+"""The HTTP transport: an ASGI core for every A2A request, in front of a Quart (asyncio) or
+QuartTrio (trio) app, served by Hypercorn.
 
 ``create_app(agent)`` builds the app (JSON-RPC at ``/``, HTTP+JSON under ``/rest``, the
 AgentCard at ``/.well-known/agent-card.json``); ``serve(agent)`` runs it on Hypercorn and
-reports its base URL through ``task_status``. See docs/server.md.
+reports its base URL through ``task_status``. See docs/server.md and docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,15 @@
 """Coarse timers: "call this in about N seconds" for many short-lived streams, in one task.
 
-A deadline cancel scope per stream is not free: registering and clearing a deadline is
-most of what a short stream's first wait used to cost (on trio about 2% of a whole echo
-stream over HTTP, measured by instruction count). Streams only need something coarse, "if
-it is still open after half a second, start watching it", and most of them are over by
-then. :class:`Later` keeps such calls in a heap served by a single task, which sleeps
-until the earliest is due but wakes at most once per ``tick``, so calls due close
-together run together.
+Streams need only something coarse ("if it is still open after half a second, start
+watching it"), and most of them are over by then; a deadline cancel scope per stream would
+cost more than that (see benchmarks/README.md, finding 7). :class:`Later` keeps such calls
+in a heap served by a single task, which sleeps until the earliest is due but wakes at most
+once per ``tick``, so calls due close together run together.
 
 The task runs only while calls are pending, in the task group :meth:`Later.attach` gave
 it. Without one (before start-up, after shutdown), :meth:`Later.call` drops the call:
-what it would have done belongs to the streams that shutdown ends.
+what it would have done belongs to the streams that shutdown ends. On cancel, the pending
+calls are not made.
 """
 
 from __future__ import annotations
