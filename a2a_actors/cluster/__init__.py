@@ -14,7 +14,8 @@ nats-server —
 * :class:`OwnerInbox` (:mod:`.inbox`): cancel and input addressed to a task's owner;
 * :class:`NodeLeases` (:mod:`.leases`): node liveness and fencing;
 * :func:`~.settling.settle_lost_node` (:mod:`.settling`): a lost node's tasks failed or
-  released for resumption, once.
+  released for resumption, once;
+* :func:`~.retention.evict` (:mod:`.retention`): retention passes over the cluster.
 
 Importing this package does not import nats-py; its names are loaded on first use (and
 need the ``cluster`` extra: ``pip install 'a2a-actors[cluster]'``), except the errors,

@@ -55,6 +55,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -87,6 +88,7 @@ _KV_OP = "KV-Operation"
 #: consumer is gone then), from the sequence after the last one it applied.
 _HEARTBEAT = 0.5
 _MARKER = "Nats-Marker-Reason"
+_TAIL_KEY = "meta.tail"  # a key with a dot is never a task's (names.task_key)
 
 
 class Holder(msgspec.Struct, frozen=True):
@@ -127,12 +129,14 @@ class TaskStoreStatistics:
 
     Attributes:
         mirrored: Tasks in this node's mirror.
+        deleted: Delete markers of deleted tasks, not yet compacted.
         applied: The bucket's stream sequence the mirror has applied.
         conflicts: Writes JetStream refused because someone wrote first.
         refused: Saves that lost to a newer, final or otherwise held stored record.
     """
 
     mirrored: int
+    deleted: int
     applied: int
     conflicts: int
     refused: int
@@ -156,6 +160,7 @@ class NatsTaskStore:
         self._prefix = f"$KV.{bucket}."
         self._mirror = MemoryTaskStore()
         self._holders: dict[str, Holder] = {}  # of mirrored tasks that have one
+        self._deleted: dict[str, tuple[int, float]] = {}  # key: marker sequence, wall time
         self._known: dict[str, tuple[int, Entry]] = {}  # revision, entry last seen
         self._applied = 0
         self._progress = anyio.Event()
@@ -198,7 +203,7 @@ class NatsTaskStore:
                 idle_heartbeat=_HEARTBEAT,
             )
         try:
-            await store._barrier()
+            await store.wait_caught_up()
             yield store
         finally:
             await close_subscription(conn.client, sub)
@@ -293,7 +298,7 @@ class NatsTaskStore:
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
-        await self._barrier()
+        await self.wait_caught_up()
         found: list[Entry] = []
         for task_id, holder in self._holders.items():
             if holder.node_id == node_id and holder.epoch != except_epoch:
@@ -311,7 +316,7 @@ class NatsTaskStore:
             InvalidParamsError: ``query.page_token`` is not a token of this store.
             ClusterUnavailableError: NATS did not answer in time.
         """
-        await self._barrier()
+        await self.wait_caught_up()
         return await self._mirror.list(query)
 
     async def delete(self, task_id: str) -> None:
@@ -324,10 +329,38 @@ class NatsTaskStore:
             await self._kv.purge(task_key(task_id))
         self._known.pop(task_id, None)
 
+    async def compact(self, *, older_than: float, now: float | None = None) -> int:
+        """Remove the delete markers (left by :meth:`delete`) older than ``older_than``
+        seconds, so deleted tasks stop taking space in NATS.
+
+        Each marker is purged by its own sequence, so a task written again meanwhile keeps
+        its new value. Then a bookkeeping key (``meta.tail``, never a task) is written, so
+        that the stream's last message exists, which :meth:`wait_caught_up` relies on.
+
+        Returns:
+            How many markers were removed.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        await self.wait_caught_up()
+        cutoff = (time.time() if now is None else now) - older_than
+        old = [(key, seq) for key, (seq, when) in self._deleted.items() if when <= cutoff]
+        with self._conn.bounded(f"compact bucket {self._bucket}"):
+            for key, seq in old:
+                await self._conn.js.purge_stream(
+                    self._stream, subject=f"{self._prefix}{key}", seq=seq + 1
+                )
+                if self._deleted.get(key, (0, 0.0))[0] == seq:
+                    del self._deleted[key]
+            await self._kv.put(_TAIL_KEY, b"")
+        return len(old)
+
     def statistics(self) -> TaskStoreStatistics:
         """A frozen record of the mirror and the write conflicts."""
         return TaskStoreStatistics(
             mirrored=len(self._mirror),
+            deleted=len(self._deleted),
             applied=self._applied,
             conflicts=self._conflicts,
             refused=self._refused,
@@ -355,8 +388,13 @@ class NatsTaskStore:
             return None
         return entry.revision, codec.decode(entry.value, Entry)
 
-    async def _barrier(self) -> None:
-        """Wait until the mirror has applied every write acknowledged before the call."""
+    async def wait_caught_up(self) -> None:
+        """Wait until the mirror has applied every write acknowledged before the call.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time, or the mirror did not
+                catch up in time (its consumer resuming after a NATS restart).
+        """
         with self._conn.bounded(f"catch up with bucket {self._bucket}"):
             info = await self._conn.js.stream_info(self._stream)
             target = info.state.last_seq
@@ -372,6 +410,8 @@ class NatsTaskStore:
         if task_id is not None:
             headers = msg.headers or {}
             if _KV_OP in headers or _MARKER in headers:
+                key = msg.subject[len(self._prefix) :]
+                self._deleted[key] = (meta.sequence.stream, meta.timestamp.timestamp())
                 await self._mirror.delete(task_id)
                 self._holders.pop(task_id, None)
                 self._known.pop(task_id, None)
@@ -381,6 +421,7 @@ class NatsTaskStore:
                 except msgspec.DecodeError:
                     logger.error("bucket %s: key %s is not a task; ignored", self._bucket, task_id)
                 else:
+                    self._deleted.pop(msg.subject[len(self._prefix) :], None)
                     await self._mirror.save(entry.record)
                     if entry.holder is None:
                         self._holders.pop(task_id, None)

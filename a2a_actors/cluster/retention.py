@@ -1,0 +1,84 @@
+"""Retention for the whole cluster: the SQLite store's rules, over NATS.
+
+:func:`evict` applies the same two rules as
+:meth:`~a2a_actors.stores.sqlite.SQLiteTaskStore.evict`, to every task of the cluster:
+only **final** tasks (COMPLETED, FAILED, CANCELED, REJECTED) are ever deleted, oldest
+first by ``(status timestamp, id)``:
+
+* ``ttl``: a final task whose status timestamp is at or before ``now - ttl`` goes;
+* ``max_terminal``: of the final tasks left, the oldest beyond this count go.
+
+Deleting a task purges its key in the tasks bucket and, given the event log, its events.
+The purge leaves a small marker; :meth:`~a2a_actors.cluster.task_store.NatsTaskStore.compact`
+removes old markers. One node at a time should run the passes (any node may: a pass is
+idempotent, and a task two passes delete is simply gone).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+
+from ..protocol.state import is_terminal
+from ..stores.base import StoredTask, sort_key
+from .event_log import EventLog
+from .task_store import NatsTaskStore
+
+__all__ = ("evict", "select_evictions")
+
+
+def select_evictions(
+    records: Iterable[StoredTask],
+    *,
+    now: _dt.datetime,
+    ttl: float | None = None,
+    max_terminal: int | None = None,
+) -> list[str]:
+    """Ids of the final tasks the rules remove, oldest first (see the module docstring).
+
+    Raises:
+        ValueError: ``ttl`` or ``max_terminal`` is negative.
+    """
+    if (ttl is not None and ttl < 0) or (max_terminal is not None and max_terminal < 0):
+        raise ValueError("ttl and max_terminal must not be negative")
+    final = sorted((r for r in records if is_terminal(r.task.status.state)), key=sort_key)
+    expired = 0
+    if ttl is not None:
+        try:
+            cutoff = now - _dt.timedelta(seconds=ttl)
+        except OverflowError:  # before year 1: nothing is that old
+            cutoff = None
+        if cutoff is not None:
+            while expired < len(final) and sort_key(final[expired])[0] <= cutoff:
+                expired += 1
+    keep_from = expired
+    if max_terminal is not None:
+        keep_from = max(expired, len(final) - max_terminal)
+    return [record.task.id for record in final[:keep_from]]
+
+
+async def evict(
+    store: NatsTaskStore,
+    *,
+    now: _dt.datetime,
+    ttl: float | None = None,
+    max_terminal: int | None = None,
+    log: EventLog | None = None,
+) -> tuple[str, ...]:
+    """One retention pass over the cluster: delete what :func:`select_evictions` picks.
+
+    Returns:
+        The deleted task ids, oldest first.
+
+    Raises:
+        ClusterUnavailableError: NATS did not answer in time; the tasks deleted so far
+            stay deleted, the next pass deletes the rest.
+        ValueError: ``ttl`` or ``max_terminal`` is negative.
+    """
+    await store.wait_caught_up()
+    victims = select_evictions(store.mirrored(), now=now, ttl=ttl, max_terminal=max_terminal)
+    for task_id in victims:
+        await store.delete(task_id)
+        if log is not None:
+            await log.forget(task_id)
+    return tuple(victims)
