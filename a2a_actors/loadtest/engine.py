@@ -16,6 +16,7 @@ have started, so time spent queued is counted.
 The run: connect every connection first (:meth:`Engine.open`), then from ``begin`` (a
 wall-clock time shared by all generator processes) run ``warmup`` seconds whose results
 are dropped, then ``duration`` seconds that are counted into a :class:`~.tally.Tally`.
+With ``tls``, every connection is wrapped in TLS (the handshake happens when it opens).
 An exchange that takes longer than ``timeout`` fails with ``timeout``; a connection the
 server closes mid-response fails its operation with ``closed`` and is reopened; a
 connection the server closes while idle is reopened silently.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import os
 import select
 import socket
+import ssl
 import time
 from collections import deque
 from collections.abc import Callable
@@ -74,8 +76,17 @@ class Engine:
         make_flow: Builds operation number ``seq`` (0, 1, …).
     """
 
-    def __init__(self, host: str, port: int, load: Load, make_flow: Callable[[int], Flow]) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        load: Load,
+        make_flow: Callable[[int], Flow],
+        *,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self._address = (host, port)
+        self._tls = tls
         self._load = load
         self._make_flow = make_flow
         self._epoll = select.epoll()
@@ -102,6 +113,12 @@ class Engine:
     def _connect(self, conn: _Conn, timeout: float) -> None:
         sock = socket.create_connection(self._address, timeout=timeout)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._tls is not None:  # the handshake runs here, blocking, within the timeout
+            try:
+                sock = self._tls.wrap_socket(sock, server_hostname=self._address[0])
+            except OSError:
+                sock.close()
+                raise
         sock.setblocking(False)
         conn.sock = sock
         self._by_fd[sock.fileno()] = conn
@@ -150,7 +167,10 @@ class Engine:
             try:
                 if sock is None:
                     raise ConnectionError("not connected")
-                sent = sock.send(request)
+                try:
+                    sent = sock.send(request)
+                except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+                    sent = 0
                 if sent < len(request):  # a full socket buffer: finish blocking
                     sock.setblocking(True)
                     try:
@@ -200,7 +220,9 @@ class Engine:
         assert sock is not None
         try:
             data = sock.recv(_RECV)
-        except BlockingIOError:
+            while data and isinstance(sock, ssl.SSLSocket) and sock.pending():
+                data += sock.recv(_RECV)  # decrypted bytes epoll cannot see
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return
         except OSError as exc:
             data, error = b"", repr(exc)

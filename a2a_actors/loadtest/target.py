@@ -48,9 +48,7 @@ class TargetSpec:
             name, url = "", text
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BenchError(f"target {text!r}: not an http:// URL (or NAME=URL)")
-        if parts.scheme == "https":
-            raise BenchError(f"target {text!r}: https is not supported by the bench generator yet")
+            raise BenchError(f"target {text!r}: not an http:// or https:// URL (or NAME=URL)")
         return cls(name or (parts.netloc + parts.path.rstrip("/")), url)
 
 
@@ -86,6 +84,7 @@ class Endpoint:
     query: tuple[tuple[str, str], ...] = ()
     streaming: bool | None = None  #: the card's streaming capability; None without a card
     card_name: str = field(default="")
+    tls: bool = False  #: https: verified against the system's CAs (or ``SSL_CERT_FILE``)
 
     def to_json(self) -> dict[str, object]:
         """The endpoint as JSON (for the worker processes and the ``--json`` output)."""
@@ -101,6 +100,7 @@ class Endpoint:
             "query": [list(q) for q in self.query],
             "streaming": self.streaming,
             "card_name": self.card_name,
+            "tls": self.tls,
         }
 
     @classmethod
@@ -119,6 +119,7 @@ class Endpoint:
             query=_pairs(data["query"]),
             streaming=None if streaming is None else bool(streaming),
             card_name=str(data["card_name"]),
+            tls=bool(data["tls"]),
         )
 
 
@@ -168,11 +169,8 @@ async def resolve(spec: TargetSpec, binding: str | None, credentials: Credential
         url, tenant = iface.url, iface.tenant
         chosen = "jsonrpc" if iface.protocol_binding.upper() == "JSONRPC" else "rest"
     parts = urlsplit(url)
-    if parts.scheme != "http" or not parts.hostname:
-        raise BenchError(
-            f"{spec.url}: interface URL {url!r} is not http:// (https is not "
-            "supported by the bench generator yet)"
-        )
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BenchError(f"{spec.url}: its interface URL {url!r} is not http:// or https://")
     headers = list(credentials.headers)
     query: list[tuple[str, str]] = []
     if credentials.api_key is not None:
@@ -191,7 +189,8 @@ async def resolve(spec: TargetSpec, binding: str | None, credentials: Credential
         url=url,
         binding=chosen,
         host=parts.hostname,
-        port=parts.port or 80,
+        port=parts.port or (443 if parts.scheme == "https" else 80),
+        tls=parts.scheme == "https",
         path=path.rstrip("/") if chosen == "rest" else path,
         tenant=tenant,
         headers=tuple(headers),

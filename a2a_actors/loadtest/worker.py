@@ -14,6 +14,7 @@ Keeping the plan in JSON (not pickles) keeps the worker independent of how it is
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 from typing import Any, TextIO
 
@@ -66,6 +67,7 @@ def serve(stdin: TextIO, stdout: TextIO) -> int:
         endpoint.port,
         Load(**data["load"]),
         lambda seq: workload.flow(builder, binding, seq),
+        tls=ssl.create_default_context() if endpoint.tls else None,
     )
     try:
         engine.open()

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import ssl
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -45,10 +47,16 @@ class BenchRun:
         return objects[0]
 
 
-async def bench(*args: str) -> BenchRun:
-    """Run ``a2a-actors bench ARGS`` in a process and wait for it."""
+async def bench(*args: str, env: Mapping[str, str] | None = None) -> BenchRun:
+    """Run ``a2a-actors bench ARGS`` in a process (with ``env`` added) and wait for it."""
     command = [sys.executable, "-m", "a2a_actors.loadtest.cli", *args]
-    done = await trio.run_process(command, capture_stdout=True, capture_stderr=True, check=False)
+    done = await trio.run_process(
+        command,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        env={**os.environ, **env} if env else None,
+    )
     return BenchRun(done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
@@ -103,15 +111,13 @@ def task(state: str, task_id: str = "t-1") -> dict[str, Any]:
     return {"id": task_id, "contextId": "c-1", "status": {"state": f"TASK_STATE_{state}"}}
 
 
-async def _connection(stream: trio.SocketStream, handler: Handler, counter: list[int]) -> None:
+async def _connection(stream: trio.abc.Stream, handler: Handler, counter: list[int]) -> None:
     # The generator drops its connections when its window ends, answers in flight or not.
     with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
         await _serve_connection(stream, handler, counter)
 
 
-async def _serve_connection(
-    stream: trio.SocketStream, handler: Handler, counter: list[int]
-) -> None:
+async def _serve_connection(stream: trio.abc.Stream, handler: Handler, counter: list[int]) -> None:
     buffer = bytearray()
     async with stream:
         while True:
@@ -146,23 +152,27 @@ async def _serve_connection(
 
 
 @asynccontextmanager
-async def raw_server(handler: Handler) -> AsyncIterator[str]:
+async def raw_server(handler: Handler, tls: ssl.SSLContext | None = None) -> AsyncIterator[str]:
     """An HTTP/1.1 server on 127.0.0.1 answering each request with ``handler``; yields its URL.
 
     It serves no agent card (a 404), so the bench is pointed at it with ``--binding``.
+    With ``tls`` (a server context), it serves HTTPS.
     """
     counter = [0]
     async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(
-            partial(
-                trio.serve_tcp,
-                partial(_connection, handler=handler, counter=counter),
-                0,
-                host="127.0.0.1",
+        serve_connection = partial(_connection, handler=handler, counter=counter)
+        if tls is None:
+            listeners = await nursery.start(
+                partial(trio.serve_tcp, serve_connection, 0, host="127.0.0.1")
             )
-        )
-        port = listeners[0].socket.getsockname()[1]
+        else:
+            listeners = await nursery.start(
+                partial(trio.serve_ssl_over_tcp, serve_connection, 0, tls, host="127.0.0.1")
+            )
+        first = listeners[0]
+        sock = first.transport_listener.socket if tls is not None else first.socket
+        port = sock.getsockname()[1]
         try:
-            yield f"http://127.0.0.1:{port}/"
+            yield f"{'https' if tls is not None else 'http'}://127.0.0.1:{port}/"
         finally:
             nursery.cancel_scope.cancel()

@@ -88,10 +88,9 @@ async def test_bad_arguments_are_one_clear_line(args: tuple[str, ...], message: 
 
 async def test_targets_that_cannot_be_measured() -> None:
     with trio.fail_after(TIMEOUT):
-        https = await bench("https://example.invalid/")
-        assert https.stderr == (
-            "error: target 'https://example.invalid/': https is not supported by the bench "
-            "generator yet\n"
+        bad = await bench("ftp://example.invalid/")
+        assert bad.stderr == (
+            "error: target 'ftp://example.invalid/': not an http:// or https:// URL (or NAME=URL)\n"
         )
         async with raw_server(_completed) as url:
             no_card = await bench(url)
