@@ -3,7 +3,7 @@
 :func:`register` adds the ``bench`` subcommand (the hook :mod:`a2a_actors.cli` calls on each
 module of its ``SUBCOMMANDS``); :func:`main` runs it alone. The flags, the output and the
 method are documented in ``docs/bench.md``. Exit status: 0 when every operation succeeded,
-1 when some failed validation (or the run could not be made), 2 for bad arguments.
+1 when some failed validation (or the run could not be made), 2 for a bad command line.
 """
 
 from __future__ import annotations
@@ -20,7 +20,15 @@ from .engine import Load
 from .report import ChartError, table, to_json, warnings, write_chart
 from .requests import load_message
 from .runner import Options, TerminalProgress, run_rounds
-from .target import BINDINGS, BenchError, Credentials, Endpoint, TargetSpec, resolve
+from .target import (
+    BINDINGS,
+    BenchError,
+    Credentials,
+    Endpoint,
+    TargetSpec,
+    UsageError,
+    resolve,
+)
 from .workloads import WORKLOADS
 
 __all__ = ("add_bench_command", "main", "register")
@@ -129,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _options(args: argparse.Namespace) -> Options:
     if args.warmup < 0:
-        raise BenchError("--warmup must be 0 or more")
+        raise UsageError("--warmup must be 0 or more")
     concurrency = args.concurrency
     load = Load(
         connections=args.connections or concurrency,
@@ -147,7 +155,7 @@ async def _endpoints(args: argparse.Namespace) -> list[Endpoint]:
     specs = [TargetSpec.parse(text) for text in args.targets]
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
-        raise BenchError("two targets have the same name; label them NAME=URL")
+        raise UsageError("two targets have the same name; label them NAME=URL")
     credentials = Credentials(
         api_key=args.api_key,
         bearer_token=args.bearer_token,
@@ -185,6 +193,9 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         if args.chart:
             write_chart(args.chart, results, options)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except (BenchError, ChartError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

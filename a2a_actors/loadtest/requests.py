@@ -29,7 +29,7 @@ from a2a_actors.protocol.requests import (
     SendMessageRequest,
 )
 
-from .target import BenchError, Endpoint
+from .target import Endpoint, UsageError
 
 __all__ = ("RequestBuilder", "load_message")
 
@@ -46,7 +46,7 @@ def load_message(text: str | None, message_file: str | None) -> Message:
     ``role`` are replaced per request.
 
     Raises:
-        BenchError: The file cannot be read or is not a Message.
+        UsageError: The file cannot be read or is not a Message.
     """
     if message_file is None:
         return Message(message_id=_MID, role=Role.USER, parts=(Part(text=text or "hello"),))
@@ -59,7 +59,7 @@ def load_message(text: str | None, message_file: str | None) -> Message:
         obj.pop("taskId", None)
         return codec.convert(obj, Message)
     except (OSError, ValueError, TypeError) as exc:
-        raise BenchError(f"--message-file {message_file}: not an A2A Message: {exc}") from None
+        raise UsageError(f"--message-file {message_file}: not an A2A Message: {exc}") from None
 
 
 class RequestBuilder:

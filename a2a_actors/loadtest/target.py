@@ -23,7 +23,15 @@ from a2a_actors.client.errors import A2AConnectionError
 from a2a_actors.protocol.card import AgentCard
 from a2a_actors.protocol.errors import A2AError
 
-__all__ = ("BINDINGS", "BenchError", "Credentials", "Endpoint", "TargetSpec", "resolve")
+__all__ = (
+    "BINDINGS",
+    "BenchError",
+    "Credentials",
+    "Endpoint",
+    "TargetSpec",
+    "UsageError",
+    "resolve",
+)
 
 #: ``--binding`` values and the card's ``protocolBinding`` each stands for.
 BINDINGS: dict[str, str] = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "grpc": "GRPC"}
@@ -31,6 +39,10 @@ BINDINGS: dict[str, str] = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "grpc": "
 
 class BenchError(Exception):
     """A problem that stops the benchmark, with a message for the user."""
+
+
+class UsageError(BenchError):
+    """The command line asks for something that cannot be (exit status 2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +60,7 @@ class TargetSpec:
             name, url = "", text
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BenchError(f"target {text!r}: not an http:// or https:// URL (or NAME=URL)")
+            raise UsageError(f"target {text!r}: not an http:// or https:// URL (or NAME=URL)")
         return cls(name or (parts.netloc + parts.path.rstrip("/")), url)
 
 
@@ -65,7 +77,7 @@ class Credentials:
         """``'Name: value'`` → ``(name, value)``."""
         name, sep, value = text.partition(":")
         if not sep or not name.strip() or any(c in text for c in "\r\n"):
-            raise BenchError(f"--header {text!r}: expected 'Name: value' on one line")
+            raise UsageError(f"--header {text!r}: expected 'Name: value' on one line")
         return name.strip(), value.strip()
 
 
@@ -145,7 +157,7 @@ async def resolve(spec: TargetSpec, binding: str | None, credentials: Credential
             interface.
     """
     if binding == "grpc":
-        raise BenchError("--binding grpc: a2a-actors has no gRPC binding yet; use jsonrpc or rest")
+        raise UsageError("--binding grpc: a2a-actors has no gRPC binding yet; use jsonrpc or rest")
     card = await _card(spec.url)
     if card is None:
         if binding is None:

@@ -13,7 +13,7 @@ from a2a_actors.loadtest.engine import Load
 from a2a_actors.loadtest.report import ChartError, write_chart
 from a2a_actors.loadtest.requests import load_message
 from a2a_actors.loadtest.runner import Options
-from a2a_actors.loadtest.target import BenchError
+from a2a_actors.loadtest.target import UsageError
 from a2a_actors.server import ServerConfig
 from examples.echo import agent as echo
 
@@ -80,7 +80,7 @@ async def test_bad_arguments_are_one_clear_line(args: tuple[str, ...], message: 
     with trio.fail_after(TIMEOUT):
         async with served(echo) as url:
             run = await bench(url, *args)
-    assert run.status == 1
+    assert run.status == 2
     assert run.stderr.startswith(message), run.stderr
     assert run.stderr.count("\n") == 1
     assert run.stdout == ""
@@ -89,6 +89,7 @@ async def test_bad_arguments_are_one_clear_line(args: tuple[str, ...], message: 
 async def test_targets_that_cannot_be_measured() -> None:
     with trio.fail_after(TIMEOUT):
         bad = await bench("ftp://example.invalid/")
+        assert bad.status == 2
         assert bad.stderr == (
             "error: target 'ftp://example.invalid/': not an http:// or https:// URL (or NAME=URL)\n"
         )
@@ -98,6 +99,7 @@ async def test_targets_that_cannot_be_measured() -> None:
         assert "no agent card found; pass --binding jsonrpc|rest" in no_card.stderr
         async with served(echo) as url:
             same = await bench(url, url)
+        assert same.status == 2
         assert "two targets have the same name" in same.stderr
         nobody = await bench("http://127.0.0.1:1/", "--binding", "jsonrpc", *QUICK)
         assert nobody.status == 1
@@ -124,5 +126,5 @@ def test_chart_without_matplotlib_is_a_one_line_hint(monkeypatch: pytest.MonkeyP
 def test_a_message_file_that_is_not_a_message(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     path.write_text('{"parts": "nope"}')
-    with pytest.raises(BenchError, match="not an A2A Message"):
+    with pytest.raises(UsageError, match="not an A2A Message"):
         load_message(None, str(path))
