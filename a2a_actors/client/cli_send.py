@@ -31,6 +31,7 @@ import anyio
 
 from a2a_actors.protocol.models import Message, Task, TaskState
 from a2a_actors.protocol.requests import SendMessageResponse
+from a2a_actors.protocol.state import TERMINAL_STATES
 
 from .cli_output import emit, follow, note, print_reply, state_name, waiting_hint
 from .client import A2AClient
@@ -85,6 +86,10 @@ async def send(client: A2AClient, args: argparse.Namespace) -> int:
             note(f"  (it does not stream: a2a-actors list {url} shows its tasks)")
         return stopped
     state = state_name(seen.state) if seen.state is not None else "unknown"
+    if seen.state in TERMINAL_STATES:  # stopped while reading the result
+        note(f"a2a-actors send: {why}; task {seen.task_id} ended ({state})")
+        note(f"  show it: a2a-actors get {url} {seen.task_id}")
+        return stopped
     note(f"a2a-actors send: {why}; task {seen.task_id} is left running (last state: {state})")
     note(f"  follow it: a2a-actors subscribe {url} {seen.task_id}")
     note(f"  cancel it: a2a-actors cancel {url} {seen.task_id}")
