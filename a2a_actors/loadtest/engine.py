@@ -54,6 +54,7 @@ class Load:
     warmup: float
     duration: float
     timeout: float
+    phase: float = 0.0  #: open loop: the first operation is due this long after the start
 
 
 class _Conn:
@@ -140,8 +141,11 @@ class Engine:
         try:
             self._connect(conn, timeout=min(self._load.timeout, 5.0))
         except OSError:
-            self._broken.append(conn)
+            if conn not in self._broken:
+                self._broken.append(conn)
             return False
+        if conn in self._broken:
+            self._broken.remove(conn)
         return True
 
     def close(self) -> None:
@@ -269,7 +273,7 @@ class Engine:
         waiting, idle, by_fd = self._waiting, self._idle, self._by_fd
         poll = self._epoll.poll
         interval = 1.0 / load.rate if load.rate else 0.0
-        next_due = begin
+        next_due = begin + load.phase
         if not interval:
             waiting.extend([begin] * max(1, load.concurrency))
         cpu_from: float | None = None

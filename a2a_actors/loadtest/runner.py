@@ -78,6 +78,7 @@ def split(load: Load, processes: int) -> list[Load]:
             connections=share(load.connections, i),
             concurrency=max(1, share(load.concurrency, i)),
             rate=None if load.rate is None else load.rate / count,
+            phase=0.0 if load.rate is None else i / load.rate,  # the processes take turns
         )
         for i in range(count)
     ]

@@ -44,6 +44,7 @@ def plan(
             "warmup": load.warmup,
             "duration": load.duration,
             "timeout": load.timeout,
+            "phase": load.phase,
         },
         "id_prefix": id_prefix,
     }

@@ -10,7 +10,7 @@ import trio
 from a2a_actors.loadtest.engine import Load
 from a2a_actors.loadtest.report import warnings
 from a2a_actors.loadtest.requests import load_message
-from a2a_actors.loadtest.runner import Measurement, Options, TerminalProgress
+from a2a_actors.loadtest.runner import Measurement, Options, TerminalProgress, split
 from a2a_actors.loadtest.tally import Tally
 from a2a_actors.loadtest.target import Endpoint
 from examples.echo import agent as echo
@@ -88,3 +88,11 @@ async def test_several_generator_processes_share_the_load() -> None:
     assert result["connections"] == 5
     assert result["errors"] == 0
     assert result["ops"] > 0
+
+
+def test_the_load_is_split_over_the_processes() -> None:
+    closed = split(Load(5, 7, None, 1.0, 2.0, 3.0), 2)
+    assert [(p.connections, p.concurrency, p.rate) for p in closed] == [(3, 4, None), (2, 3, None)]
+    opened = split(Load(4, 4, 200.0, 1.0, 2.0, 3.0), 2)
+    assert [(p.rate, p.phase) for p in opened] == [(100.0, 0.0), (100.0, 0.005)]  # in turns
+    assert len(split(Load(2, 2, None, 1.0, 2.0, 3.0), 8)) == 2  # a connection per process
