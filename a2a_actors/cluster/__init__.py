@@ -10,6 +10,7 @@ nats-server —
   operation bounded, failures as :class:`ClusterUnavailableError`;
 * :class:`NatsTaskStore` (:mod:`.task_store`): the TaskStore on JetStream KV, with each
   task's holder (node and lease epoch) for fencing;
+* :class:`NatsPushConfigStore` (:mod:`.push_configs`): push configs on JetStream KV;
 * :class:`EventLog` (:mod:`.event_log`): every task's events, replayable by version;
 * :class:`OwnerInbox` (:mod:`.inbox`): cancel and input addressed to a task's owner;
 * :class:`NodeLeases` (:mod:`.leases`): node liveness and fencing;
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .event_log import EventLog as EventLog
     from .inbox import OwnerInbox as OwnerInbox
     from .leases import NodeLeases as NodeLeases
+    from .push_configs import NatsPushConfigStore as NatsPushConfigStore
     from .task_store import NatsTaskStore as NatsTaskStore
 
 __all__ = (
@@ -50,6 +52,7 @@ __all__ = (
     "ClusterUnavailableError",
     "EventLog",
     "LeaseLostError",
+    "NatsPushConfigStore",
     "NatsServer",
     "NatsTaskStore",
     "NodeLeases",
@@ -63,6 +66,7 @@ __all__ = (
 _LAZY = {
     "ClusterConnection": ".connection",
     "EventLog": ".event_log",
+    "NatsPushConfigStore": ".push_configs",
     "NatsTaskStore": ".task_store",
     "NodeLeases": ".leases",
     "OwnerInbox": ".inbox",

@@ -8,7 +8,8 @@ first by ``(status timestamp, id)``:
 * ``ttl``: a final task whose status timestamp is at or before ``now - ttl`` goes;
 * ``max_terminal``: of the final tasks left, the oldest beyond this count go.
 
-Deleting a task purges its key in the tasks bucket and, given the event log, its events.
+Deleting a task purges its key in the tasks bucket and, given them, its events and its
+push configs.
 The purge leaves a small marker; :meth:`~a2a_actors.cluster.task_store.NatsTaskStore.compact`
 removes old markers. One node at a time should run the passes (any node may: a pass is
 idempotent, and a task two passes delete is simply gone).
@@ -22,6 +23,7 @@ from collections.abc import Iterable
 from ..protocol.state import is_terminal
 from ..stores.base import StoredTask, sort_key
 from .event_log import EventLog
+from .push_configs import NatsPushConfigStore
 from .task_store import NatsTaskStore
 
 __all__ = ("evict", "select_evictions")
@@ -64,8 +66,10 @@ async def evict(
     ttl: float | None = None,
     max_terminal: int | None = None,
     log: EventLog | None = None,
+    push: NatsPushConfigStore | None = None,
 ) -> tuple[str, ...]:
-    """One retention pass over the cluster: delete what :func:`select_evictions` picks.
+    """One retention pass over the cluster: delete what :func:`select_evictions` picks,
+    with its events (given ``log``) and its push configs (given ``push``).
 
     Returns:
         The deleted task ids, oldest first.
@@ -81,4 +85,6 @@ async def evict(
         await store.delete(task_id)
         if log is not None:
             await log.forget(task_id)
+        if push is not None:
+            await push.forget(task_id)
     return tuple(victims)

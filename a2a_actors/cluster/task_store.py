@@ -35,13 +35,10 @@ every change) into a :class:`~a2a_actors.stores.memory.MemoryTaskStore`, so filt
 ordering, cursors and ``totalSize`` are the memory store's, identical on every node. Before
 answering, ``list`` takes a *read barrier*: it asks the bucket's stream for its last
 sequence and waits until the mirror has applied it, so a listing reflects every write
-acknowledged before the request, on whichever node it was made. That needs the stream's
-last message to exist: it always does, because deletes are purges (which leave a marker as
-the key's latest message) and nothing else removes the newest message of a key.
-
-After NATS restarts, the mirror resumes within about two heartbeats (1 s) of the
-reconnect; a listing taken before that fails as NATS unavailable, like any operation
-that cannot complete.
+acknowledged before the request, on whichever node it was made
+(:class:`~a2a_actors.cluster.bucket.FollowedBucket`). After NATS restarts, the mirror
+resumes within about two heartbeats (1 s) of the reconnect; a listing taken before that
+fails as NATS unavailable, like any operation that cannot complete.
 
 Every operation is bounded (:meth:`~a2a_actors.cluster.connection.ClusterConnection.bounded`):
 with NATS unreachable it fails with ClusterUnavailableError in ``timeout`` seconds.
@@ -59,35 +56,25 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import anyio
 import msgspec
-from nats.aio.msg import Msg
-from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
 from nats.js.errors import (
-    BucketNotFoundError,
     KeyDeletedError,
     KeyNotFoundError,
     KeyWrongLastSequenceError,
 )
-from nats.js.kv import KeyValue
 
 from ..protocol import codec
 from ..protocol.state import is_terminal
 from ..stores.base import StoredTask, TaskPage, TaskQuery
 from ..stores.memory import MemoryTaskStore
-from .connection import ClusterConnection, close_subscription
+from .bucket import FollowedBucket, KVChange
+from .connection import ClusterConnection
 from .names import task_id_of_key, task_key
 
 __all__ = ("Entry", "Holder", "NatsTaskStore", "TaskStoreStatistics", "replaces")
 
 logger = logging.getLogger("a2a_actors.cluster")
 
-_KV_OP = "KV-Operation"
-#: Seconds between the mirror consumer's heartbeats: nats-py recreates an ordered consumer
-#: that misses two, which is how the mirror resumes after NATS restarts (its ephemeral
-#: consumer is gone then), from the sequence after the last one it applied.
-_HEARTBEAT = 0.5
-_MARKER = "Nats-Marker-Reason"
 _TAIL_KEY = "meta.tail"  # a key with a dot is never a task's (names.task_key)
 
 
@@ -148,22 +135,15 @@ class NatsTaskStore:
     Create it with :meth:`open`.
     """
 
-    def __init__(
-        self, conn: ClusterConnection, kv: KeyValue, bucket: str, holder: Holder | None
-    ) -> None:
+    def __init__(self, conn: ClusterConnection, holder: Holder | None) -> None:
         """Use :meth:`open` instead, which also runs the mirror."""
         self.holder = holder
         self._conn = conn
-        self._kv = kv
-        self._bucket = bucket
-        self._stream = f"KV_{bucket}"
-        self._prefix = f"$KV.{bucket}."
+        self._bucket: FollowedBucket | None = None
         self._mirror = MemoryTaskStore()
         self._holders: dict[str, Holder] = {}  # of mirrored tasks that have one
         self._deleted: dict[str, tuple[int, float]] = {}  # key: marker sequence, wall time
         self._known: dict[str, tuple[int, Entry]] = {}  # revision, entry last seen
-        self._applied = 0
-        self._progress = anyio.Event()
         self._conflicts = 0
         self._refused = 0
 
@@ -183,30 +163,12 @@ class NatsTaskStore:
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
-        bucket = conn.names.tasks_bucket
-        with conn.bounded(f"open bucket {bucket}"):
-            try:
-                kv = await conn.js.key_value(bucket)
-            except BucketNotFoundError:
-                config = KeyValueConfig(
-                    bucket=bucket, history=1, storage=StorageType.FILE, replicas=replicas
-                )
-                kv = await conn.js.create_key_value(config)
-        store = cls(conn, kv, bucket, holder)
-        with conn.bounded(f"follow bucket {bucket}"):
-            sub = await conn.js.subscribe(
-                f"{store._prefix}>",
-                stream=store._stream,
-                cb=store._apply,
-                ordered_consumer=True,
-                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-                idle_heartbeat=_HEARTBEAT,
-            )
-        try:
-            await store.wait_caught_up()
+        store = cls(conn, holder)
+        async with FollowedBucket.open(
+            conn, conn.names.tasks_bucket, store._apply, replicas=replicas
+        ) as bucket:
+            store._bucket = bucket
             yield store
-        finally:
-            await close_subscription(conn.client, sub)
 
     # -- TaskStore -----------------------------------------------------------------------
 
@@ -257,9 +219,9 @@ class NatsTaskStore:
                     return (known if current is None else current)[1].record
                 try:
                     if known is None:
-                        revision = await self._kv.create(key, data)
+                        revision = await self._followed().kv.create(key, data)
                     else:
-                        revision = await self._kv.update(key, data, last=known[0])
+                        revision = await self._followed().kv.update(key, data, last=known[0])
                 except KeyWrongLastSequenceError:
                     self._conflicts += 1
                 else:
@@ -326,7 +288,7 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time.
         """
         with self._conn.bounded(f"delete task {task_id}"):
-            await self._kv.purge(task_key(task_id))
+            await self._followed().kv.purge(task_key(task_id))
         self._known.pop(task_id, None)
 
     async def compact(self, *, older_than: float, now: float | None = None) -> int:
@@ -346,14 +308,15 @@ class NatsTaskStore:
         await self.wait_caught_up()
         cutoff = (time.time() if now is None else now) - older_than
         old = [(key, seq) for key, (seq, when) in self._deleted.items() if when <= cutoff]
-        with self._conn.bounded(f"compact bucket {self._bucket}"):
+        bucket = self._followed()
+        with self._conn.bounded(f"compact bucket {bucket.name}"):
             for key, seq in old:
                 await self._conn.js.purge_stream(
-                    self._stream, subject=f"{self._prefix}{key}", seq=seq + 1
+                    bucket.stream, subject=bucket.subject(key), seq=seq + 1
                 )
                 if self._deleted.get(key, (0, 0.0))[0] == seq:
                     del self._deleted[key]
-            await self._kv.put(_TAIL_KEY, b"")
+            await self._followed().kv.put(_TAIL_KEY, b"")
         return len(old)
 
     def statistics(self) -> TaskStoreStatistics:
@@ -361,7 +324,7 @@ class NatsTaskStore:
         return TaskStoreStatistics(
             mirrored=len(self._mirror),
             deleted=len(self._deleted),
-            applied=self._applied,
+            applied=self._followed().applied,
             conflicts=self._conflicts,
             refused=self._refused,
         )
@@ -381,7 +344,7 @@ class NatsTaskStore:
 
     async def _fetch(self, key: str) -> tuple[int, Entry] | None:
         try:
-            entry = await self._kv.get(key)
+            entry = await self._followed().kv.get(key)
         except (KeyNotFoundError, KeyDeletedError):
             return None
         if entry.value is None or entry.revision is None:
@@ -395,39 +358,34 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time, or the mirror did not
                 catch up in time (its consumer resuming after a NATS restart).
         """
-        with self._conn.bounded(f"catch up with bucket {self._bucket}"):
-            info = await self._conn.js.stream_info(self._stream)
-            target = info.state.last_seq
-            while self._applied < target:
-                await self._progress.wait()
+        await self._followed().wait_caught_up()
 
-    async def _apply(self, msg: Msg) -> None:
-        # The ordered consumer's callback: one message at a time, in stream order.
-        meta = msg.metadata
-        if meta.sequence.stream <= self._applied:
-            return  # delivered again by a consumer that was reset: already applied
-        task_id = task_id_of_key(msg.subject[len(self._prefix) :])
-        if task_id is not None:
-            headers = msg.headers or {}
-            if _KV_OP in headers or _MARKER in headers:
-                key = msg.subject[len(self._prefix) :]
-                self._deleted[key] = (meta.sequence.stream, meta.timestamp.timestamp())
-                await self._mirror.delete(task_id)
-                self._holders.pop(task_id, None)
-                self._known.pop(task_id, None)
-            else:
-                try:
-                    entry = codec.decode(msg.data, Entry)
-                except msgspec.DecodeError:
-                    logger.error("bucket %s: key %s is not a task; ignored", self._bucket, task_id)
-                else:
-                    self._deleted.pop(msg.subject[len(self._prefix) :], None)
-                    await self._mirror.save(entry.record)
-                    if entry.holder is None:
-                        self._holders.pop(task_id, None)
-                    else:
-                        self._holders[task_id] = entry.holder
-                    self._note(meta.sequence.stream, entry)
-        self._applied = max(self._applied, meta.sequence.stream)
-        progress, self._progress = self._progress, anyio.Event()
-        progress.set()
+    def _followed(self) -> FollowedBucket:
+        bucket = self._bucket
+        if bucket is None:
+            raise RuntimeError("the store is not open")
+        return bucket
+
+    async def _apply(self, change: KVChange) -> None:
+        # Every change of the bucket, in order (FollowedBucket's callback).
+        task_id = task_id_of_key(change.key)
+        if task_id is None:
+            return  # bookkeeping, not a task
+        if change.value is None:
+            self._deleted[change.key] = (change.sequence, change.time)
+            await self._mirror.delete(task_id)
+            self._holders.pop(task_id, None)
+            self._known.pop(task_id, None)
+            return
+        try:
+            entry = codec.decode(change.value, Entry)
+        except msgspec.DecodeError:
+            logger.error("tasks bucket: key %s is not a task; ignored", change.key)
+            return
+        self._deleted.pop(change.key, None)
+        await self._mirror.save(entry.record)
+        if entry.holder is None:
+            self._holders.pop(task_id, None)
+        else:
+            self._holders[task_id] = entry.holder
+        self._note(change.sequence, entry)

@@ -26,6 +26,7 @@ def test_every_name_carries_the_token() -> None:
     token = names.token
     assert names.tasks_bucket == f"A2A_{token}_tasks"
     assert names.nodes_bucket == f"A2A_{token}_nodes"
+    assert names.push_bucket == f"A2A_{token}_push"
     assert names.events_stream == f"A2A_{token}_events"
     assert names.events_subjects == f"a2a.{token}.ev.>"
     assert names.events_subject("t-1") == f"a2a.{token}.ev.t-1"

@@ -10,10 +10,12 @@ import anyio
 import pytest
 
 from a2a_actors.cluster.event_log import EventLog
+from a2a_actors.cluster.push_configs import NatsPushConfigStore
 from a2a_actors.cluster.retention import evict, select_evictions
 from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
 from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
+from a2a_actors.protocol.requests import TaskPushNotificationConfig
 from a2a_actors.stores import StoredTask, TaskQuery
 from a2a_actors.stores.sqlite import SQLiteTaskStore
 
@@ -66,16 +68,23 @@ async def test_a_pass_deletes_final_tasks_their_events_and_then_their_markers(
             connect(server) as b,
             NatsTaskStore.open(a) as store,
             NatsTaskStore.open(b) as other,
+            NatsPushConfigStore.open(b) as push,
         ):
             log = await EventLog.open(a)
             for r in mixed():
+                url = f"https://hooks.example.com/{r.task.id}"
+                await push.put(
+                    TaskPushNotificationConfig(url=url, id="p", task_id=r.task.id), limit=1
+                )
                 await store.save(r)
                 update = TaskStatusUpdateEvent(
                     task_id=r.task.id, context_id="c", status=r.task.status
                 )
                 await log.publish(r.task.id, [(1, StreamResponse(status_update=update))])
-            gone = await evict(other, now=T0 + dt.timedelta(days=1), ttl=60, log=log)
+            gone = await evict(other, now=T0 + dt.timedelta(days=1), ttl=60, log=log, push=push)
             assert len(gone) == 20
+            for r in mixed():
+                assert (len(await push.list(r.task.id)) == 1) is (r.task.id not in gone)
             page = await store.list(TaskQuery(page_size=100))
             assert {r.task.status.state for r in page.records} == set(LIVE)
             assert page.total_size == 20
