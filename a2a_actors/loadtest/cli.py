@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
                 progress.clear()
         if args.json:
             for measurement in results:
-                print(json.dumps(to_json(measurement, options)), flush=True)
+                print(json.dumps(to_json(measurement, options, ceiling)), flush=True)
         else:
             print(table(results, options))
             if ceiling is not None:

@@ -61,8 +61,10 @@ def _rate(count: int, tally: Tally) -> float:
     return round(count / tally.window_s, 2) if tally.window_s else 0.0
 
 
-def to_json(measurement: Measurement, options: Options) -> dict[str, Any]:
-    """One target in one round, as JSON."""
+def to_json(
+    measurement: Measurement, options: Options, ceiling: float | None = None
+) -> dict[str, Any]:
+    """One target in one round, as JSON (with the calibrated ``ceiling``, when measured)."""
     tally, endpoint, load = measurement.tally, measurement.endpoint, options.load
     obj: dict[str, Any] = {
         "target": endpoint.name,
@@ -94,6 +96,8 @@ def to_json(measurement: Measurement, options: Options) -> dict[str, Any]:
         "in_flight_at_end": tally.in_flight,
         "reconnects": tally.reconnects,
     }
+    if ceiling is not None:
+        obj["generator_ceiling_ops_per_s"] = round(ceiling, 2)
     secondary = _SECONDARY_NAMES.get(options.workload)
     if secondary is not None:
         obj[f"{secondary}_ms"] = _percentiles(tally.secondary)

@@ -113,3 +113,7 @@ async def test_calibration_reports_the_generators_ceiling() -> None:
     assert run.status == 0, run
     line = next(line for line in run.stdout.splitlines() if line.startswith("generator ceiling"))
     assert float(line.split(": ")[1].split()[0].replace(",", "")) > 0
+    with trio.fail_after(TIMEOUT):
+        async with raw_server(_completed) as raw:
+            as_json = await bench(raw, "--binding", "jsonrpc", "--calibrate", "--json", *QUICK)
+    assert as_json.only()["generator_ceiling_ops_per_s"] > 0
