@@ -340,3 +340,62 @@ async def test_a_client_leaving_while_its_body_is_read_gets_nothing() -> None:
             )
             answer = await _exchange(port, request + body)
             assert answer.startswith(b"HTTP/1.1 200")
+
+
+async def test_an_answer_that_leaves_the_body_unread_closes_the_connection() -> None:
+    headers = {**JSON_HEADERS, "Content-Length": str(10**9)}  # too large to wait for
+    with anyio.fail_after(TIMEOUT):
+        async with hooked_app() as (client, seen, _):
+            for path, method, status in [
+                ("/no/such/path", "POST", 404),  # answered by Quart
+                ("/", "GET", 405),  # answered by Quart's routing
+                ("/rest/tasks", "GET", 200),  # a GET's body is never read
+                ("/rest/no/such/route", "POST", 404),  # routed by the HTTP+JSON binding
+            ]:
+                connection: Any
+                async with client.request(path, method=method, headers=headers) as connection:
+                    data = b""
+                    while chunk := await connection.receive():
+                        data += chunk
+                assert connection.status_code == status, path
+                assert dict(connection.headers)["connection"] == "close", path
+                assert json.loads(data), path
+    assert seen == ["/no/such/path", "/"]
+
+
+async def test_an_app_mounted_below_a_root_path() -> None:
+    body = envelope("GetTask", {"id": "nope"})
+    with anyio.fail_after(TIMEOUT):
+        async with hooked_app() as (client, seen, _):
+            response = await client.post("/api/", data=body, headers=JSON_HEADERS, root_path="/api")
+            assert (await response.get_json())["error"]["code"] == -32001
+            response = await client.get("/api/rest/tasks", headers=JSON_HEADERS, root_path="/api")
+            assert response.status_code == 200
+            response = await client.post(
+                "/other/", data=body, headers=JSON_HEADERS, root_path="/api"
+            )
+            assert response.status_code == 404  # not below the root: Quart's 404
+    assert len(seen) == 1  # only the path outside the root reached Quart
+
+
+async def test_an_early_refusal_waits_a_little_for_the_rest_of_a_small_body(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from a2a_actors.server import asgi
+
+    monkeypatch.setattr(asgi, "DRAIN_TIMEOUT", 0.1)
+    headers = {**JSON_HEADERS, "Content-Length": "100"}
+    with anyio.fail_after(TIMEOUT):
+        async with hooked_app(ServerConfig(api_keys={"k": "alice"})) as (client, _, _app):
+            for rest in (b"x" * 90, b""):  # the rest of the body comes, or never does
+                connection: Any
+                async with client.request("/", method="POST", headers=headers) as connection:
+                    await connection.send(b"x" * 10)
+                    if rest:
+                        await connection.send(rest)
+                    data = b""
+                    while chunk := await connection.receive():
+                        data += chunk
+                assert connection.status_code == 401
+                assert dict(connection.headers)["connection"] == "close"
+                assert json.loads(data)["error"]["code"] == -32051
