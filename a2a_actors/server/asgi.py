@@ -1,35 +1,19 @@
 """The ASGI core: every A2A request answered from its own task, without Quart.
 
-:class:`A2ACore` wraps the Quart app's ``asgi_app``. It answers ``POST /`` (JSON-RPC), the
-0.3 alias paths (``ServerConfig.legacy_v0_3``) and every request below
-``ServerConfig.rest_prefix`` except ``OPTIONS`` (HTTP+JSON); Quart answers the rest (the
-AgentCard, ``OPTIONS``, 404 and 405 elsewhere). Each request goes through the same steps,
-whatever its binding:
+:class:`A2ACore` wraps the Quart app's ``asgi_app``; it answers ``POST /`` (JSON-RPC), the
+0.3 alias paths and every request below the REST prefix except ``OPTIONS``, and hands the
+rest to Quart (docs/architecture.md, "Server", says why). Every request takes the same
+steps: the binding's ``admit`` (checks before the body) gives a refusal or an
+:class:`Exchange`; the core reads the body (413 past ``max_body_bytes``, 408 past Quart's
+``BODY_TIMEOUT``); the exchange's ``respond`` gives the answer, a unary call to await, or a
+:class:`~.sse.StreamCall` for the :class:`~.sse.StreamHub`.
 
-1. the binding's checks before the body (``admit``: routing, credentials, Content-Type),
-   which either refuse with an :class:`~.responses.Answer` or return an :class:`Exchange`;
-2. the body, read up to its ``Content-Length`` (or its last message), bounded by
-   ``max_body_bytes`` (413) and Quart's ``BODY_TIMEOUT`` (408);
-3. the exchange's answer: a complete JSON :class:`~.responses.Answer`, or a
-   :class:`~.sse.StreamCall` served by the app's :class:`~.sse.StreamHub`.
+Invariants: an answer given before the body was completely received says ``Connection:
+close`` (Quart's too); an unexpected exception is a JSON 500, never HTML; a client gone
+while its body is read gets nothing, and a unary call is never cancelled because its
+client left (its answer is dropped); the last message of Quart's answers is sent shielded.
 
-Invariants:
-
-* An answer given before the request body was completely received carries
-  ``Connection: close``: the unread rest would otherwise be read as the start of the next
-  request on a keep-alive connection. Quart's answers get the same treatment here.
-* A client that disconnects while its body is read gets no answer. A unary call whose
-  client disconnects after that runs to its end, and its answer is dropped by the server:
-  no call is cancelled half-way because nobody listens. A stream is cancelled (see
-  :mod:`.sse`).
-* An unexpected exception is a JSON 500 (-32603), never an HTML page.
-* The last message of Quart's answers is sent shielded from cancellation: Hypercorn
-  reports ``http.disconnect`` while sending it and then restarts the connection's
-  keep-alive timer in the same task, and Quart(-Trio) cancels its handler on that
-  disconnect, which on trio cancelled the restart (idle connections were never closed).
-
-On cancel (server shutdown): a call in flight is cancelled in its own scope and nothing
-more is sent; the server closes the connection.
+On cancel (shutdown), a call in flight stops where it is and nothing more is sent.
 """
 
 from __future__ import annotations

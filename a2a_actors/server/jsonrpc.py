@@ -1,17 +1,14 @@
-"""The JSON-RPC 2.0 binding: ``POST /`` -> checks -> protocol decode -> method -> encode.
+"""The JSON-RPC 2.0 binding on ``POST /``: checks, protocol decode, method, encode.
 
-Request checks run in the documented order (see :mod:`a2a_actors.server.checks`), each with
-its own answer. The only deviation: when credentials are missing but the extended card is
-configured as public, the body must be read to learn whether the method is
-GetExtendedAgentCard; every other method then still gets 401.
-
-Answers: unary results are ``{"jsonrpc","id","result"}``; streams are SSE whose every
-``data:`` is such a response (errors after the first event: an event named ``error``);
-errors before the first event are plain JSON-RPC error responses.
+Checks run in the documented order (:mod:`.checks`), each with its own answer. The one
+deviation: when credentials are missing but the extended card is public, the body is read
+to learn whether the method is GetExtendedAgentCard; every other method still gets 401.
+Unary results are ``{"jsonrpc","id","result"}``; a stream's every ``data:`` is such a
+response (:mod:`.sse`).
 
 A2A 0.3 callers (a slash method name while ``A2A-Version`` is absent or 0.3, with
 ``ServerConfig.legacy_v0_3``) are decoded by :mod:`a2a_actors.protocol.legacy_v0_3` into the
-same 1.0 calls and answered in the 0.3 form (:data:`V0_3`); the dispatch is shared.
+same 1.0 calls and answered in the 0.3 form (:data:`V0_3`).
 """
 
 from __future__ import annotations

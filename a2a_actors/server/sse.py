@@ -1,30 +1,27 @@
 """SSE answers, written straight to ASGI, and the hub that owns every open stream.
 
-One writer serves every stream of both bindings (JSON-RPC ``SendStreamingMessage`` and
-``SubscribeToTask``, HTTP+JSON ``message:stream`` and ``tasks/{id}:subscribe``); a binding
-describes its stream as a :class:`StreamCall` (how to open it, how to encode it) and
-:meth:`StreamHub.serve` answers it from the request's own task, which enters, iterates and
-leaves the runtime stream (a runtime stream must stay in one task).
+The one writer of both bindings' streams: a binding describes its stream as a
+:class:`StreamCall` and :meth:`StreamHub.serve` answers it from the request's own task,
+which enters, iterates and leaves the runtime stream (a runtime stream must stay in one
+task).
 
 Invariants:
 
-* An error before the first event is a plain JSON error answer, never SSE. A failure after
-  it is a final SSE event named ``error``; silence longer than the ping interval sends a
-  ``: ping`` comment.
-* Events already buffered behind the one received (a runtime ``Subscription``'s
-  ``next_nowait``) go out in the same chunk; nothing waits to fill a batch. A stream that is
-  over when its first chunk is ready (a short task) is answered whole, with a
-  ``Content-Length``; otherwise it is chunked and sent as it goes.
-* A client that leaves is noticed by a watcher of ``receive`` that starts once the stream
-  has been open :data:`WATCH_AFTER` seconds (the hub's coarse timers, :mod:`.later`), so a
-  short stream never pays for it. The watcher is stopped before the answer's last message:
-  while sending it, the ASGI server already reports ``http.disconnect`` and then goes on
+* An error before the first event is a plain JSON error answer, never SSE; one after it is
+  a final SSE event named ``error``. Silence longer than the ping interval sends ``: ping``
+  (only once the answer has started).
+* Events already buffered behind the one received share its chunk; nothing waits to fill a
+  batch. A stream over before its first chunk is sent (a short task) is answered whole,
+  with a ``Content-Length``; otherwise it is chunked.
+* A watcher of ``http.disconnect`` starts once the stream has been open
+  :data:`WATCH_AFTER` seconds (:mod:`.later`), and is stopped before the answer's last
+  message: while sending it, the ASGI server reports ``http.disconnect`` and then goes on
   with its own work (Hypercorn restarts the keep-alive timer) in the caller's task.
-* Server shutdown (:meth:`StreamHub.close`) cancels every open stream; while the hub
-  accepts none, a stream is refused with ``ServerBusyError`` before anything is sent.
+* While the hub accepts no streams (before start-up, after :meth:`StreamHub.close`), a
+  stream is refused with ``ServerBusyError``.
 
-On cancel, the runtime stream has been left before the cancellation propagates; the answer
-may be cut short (the server closes the connection).
+On cancel (shutdown, the client gone), the runtime stream is left before the cancellation
+propagates; the answer is cut short and the server closes the connection.
 """
 
 from __future__ import annotations
