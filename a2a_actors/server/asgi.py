@@ -178,6 +178,7 @@ class A2ACore:
         config = service.config
         self._aliases = frozenset(legacy.ALIASES) if config.legacy_v0_3 else frozenset()
         self._rest = config.rest_prefix.rstrip("/")
+        self._below_rest = self._rest + "/"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -206,7 +207,7 @@ class A2ACore:
                 exchange = legacy.admit(self._service, headers, self._base_url(scope, headers))
                 await self._exchange(exchange, headers, receive, send)
                 return
-        elif (path == self._rest or path.startswith(self._rest + "/")) and method != "OPTIONS":
+        elif (path == self._rest or path.startswith(self._below_rest)) and method != "OPTIONS":
             headers = ScopeHeaders(scope["headers"])
             exchange = rest.admit(
                 self._service,
