@@ -15,6 +15,11 @@ A subscriber on any node (:meth:`EventLog.follow`) gets, in order:
 1. the task's snapshot, read from the task store, at version *v*;
 2. every event of the task with a version above *v*, in the order they were published.
 
+An owner lost between storing a snapshot and logging its events leaves the log behind the
+store; whoever writes the task next (the node settling it) first logs the stored
+snapshot as a ``task`` event (:meth:`EventLog.catch_up`), so subscribers get it rather
+than a gap.
+
 The subscriber's ordered consumer reads the task's subject from its first event, so it
 does not matter whether the snapshot is read before or after an event is published:
 events with versions up to *v* are in the snapshot and are skipped, every later one is
@@ -202,6 +207,43 @@ class EventLog:
         finally:
             await close_subscription(self._conn.client, sub)
             send.close()
+
+    async def last_version(self, task_id: str) -> int:
+        """The version of ``task_id``'s last logged event (0: none).
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        subject = self._conn.names.events_subject(task_id)
+        with self._conn.bounded(f"read the last event of task {task_id}"):
+            try:
+                last = await self._conn.js.get_last_msg(self._stream, subject)
+            except NotFoundError:
+                return 0
+        try:
+            return int((last.headers or {}).get(VERSION_HEADER, "0"))
+        except ValueError:
+            return 0
+
+    async def catch_up(self, record: StoredTask) -> bool:
+        """Log ``record``'s snapshot as a ``task`` event if the log is behind it.
+
+        An owner stores a snapshot before it logs the events that produced it; one lost
+        in between leaves the log behind the store. Whoever writes the task next for it
+        (a node settling the lost owner's tasks) calls this first, so a subscriber that
+        had the older snapshot gets the newer one instead of a gap.
+
+        Returns:
+            Whether a snapshot event was logged.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        task = record.task
+        if await self.last_version(task.id) >= record.version:
+            return False
+        await self.publish(task.id, [(record.version, StreamResponse(task=task))])
+        return True
 
     async def forget(self, task_id: str) -> None:
         """Remove every event of ``task_id`` (when retention deletes the task).

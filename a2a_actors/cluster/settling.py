@@ -9,7 +9,8 @@ it — or, if it was only cut from NATS, it has fenced itself. Another node then
 * a SUBMITTED or WORKING task becomes FAILED, with an agent-role status message saying the
   node was lost (also appended to the history) and its version increased by one; the
   status update is appended to the task's event log, so subscribers on every node receive
-  the final event;
+  the final event (preceded by the stored snapshot as a ``task`` event when the lost
+  owner had stored a change it did not get to log: no gap);
 * an INPUT_REQUIRED or AUTH_REQUIRED task is left as it is but released (nobody holds
   it): the client's next message resumes it on whichever node receives it
   (``ctx.resumed``), as after a restart;
@@ -83,5 +84,6 @@ async def settle_lost_node(
             continue  # settled by another node, or finished by its owner first
         failed.append(new)
         if log is not None:
+            await log.catch_up(record)  # the owner may have died before logging it
             await log.publish(task.id, [(new.version, StreamResponse(status_update=update))])
     return RecoveryReport(failed=tuple(failed), resumable=tuple(resumable))

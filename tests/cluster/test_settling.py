@@ -14,7 +14,7 @@ from a2a_actors.cluster.event_log import EventLog
 from a2a_actors.cluster.settling import LOST_TEXT, settle_lost_node
 from a2a_actors.cluster.task_store import Entry, Holder, NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.models import Role
+from a2a_actors.protocol.models import Role, StreamResponse
 from a2a_actors.stores import RecoveryReport, StoredTask
 
 from .helpers import connect, nats_server
@@ -113,3 +113,34 @@ async def test_a_node_back_with_the_same_id_settles_only_its_old_epoch(tmp_path:
             report = await settle_lost_node(after, "n1", now=NOW, keep_epoch=again.epoch)
             assert [r.task.id for r in report.failed] == ["old"]
             assert await after.get_entry("new") == Entry(record("new", S.WORKING), again)
+
+
+async def test_an_owner_lost_between_store_and_log_leaves_no_gap(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a, holder=LOST) as lost,
+            NatsTaskStore.open(b, holder=SETTLER) as settler,
+        ):
+            log_a, log_b = await EventLog.open(a), await EventLog.open(b)
+            first = record("t", S.WORKING, version=1)
+            await lost.save(first)
+            await log_a.publish("t", [(1, StreamResponse(task=first.task))])
+            async with log_b.follow("t", settler) as feed:
+                assert feed.snapshot == first
+                second = record("t", S.INPUT_REQUIRED, version=2)
+                third = record("t", S.WORKING, version=3)
+                await lost.save(second)
+                await lost.save(third)  # ... and dies before logging versions 2 and 3
+                report = await settle_lost_node(settler, "n1", now=NOW, log=log_b)
+                got = [(e.version, e.event) async for e in feed]
+            assert [r.version for r in report.failed] == [4]
+            assert [version for version, _ in got] == [3, 4]
+            assert got[0][1] == StreamResponse(task=third.task)
+            final = got[1][1].status_update
+            assert final is not None
+            assert final.status.state is S.FAILED
+            assert await log_b.last_version("t") == 4
+            assert not await log_b.catch_up(report.failed[0])
