@@ -16,7 +16,8 @@ nats-server —
 * :class:`NodeLeases` (:mod:`.leases`): node liveness and fencing;
 * :func:`~.settling.settle_lost_node` (:mod:`.settling`): a lost node's tasks failed or
   released for resumption, once;
-* :func:`~.retention.evict` (:mod:`.retention`): retention passes over the cluster.
+* :func:`~.retention.evict` (:mod:`.retention`): retention passes over the cluster;
+* :class:`ClusterNode` (:mod:`.node`): one node's parts composed, settling lost nodes.
 
 Importing this package does not import nats-py; its names are loaded on first use (and
 need the ``cluster`` extra: ``pip install 'a2a-actors[cluster]'``), except the errors,
@@ -42,12 +43,14 @@ if TYPE_CHECKING:
     from .event_log import EventLog as EventLog
     from .inbox import OwnerInbox as OwnerInbox
     from .leases import NodeLeases as NodeLeases
+    from .node import ClusterNode as ClusterNode
     from .push_configs import NatsPushConfigStore as NatsPushConfigStore
     from .task_store import NatsTaskStore as NatsTaskStore
 
 __all__ = (
     "ClusterConnection",
     "ClusterExtraMissingError",
+    "ClusterNode",
     "ClusterNames",
     "ClusterUnavailableError",
     "EventLog",
@@ -65,6 +68,7 @@ __all__ = (
 
 _LAZY = {
     "ClusterConnection": ".connection",
+    "ClusterNode": ".node",
     "EventLog": ".event_log",
     "NatsPushConfigStore": ".push_configs",
     "NatsTaskStore": ".task_store",

@@ -46,6 +46,7 @@ async def settle_lost_node(
     *,
     now: _dt.datetime,
     log: EventLog | None = None,
+    epoch: int | None = None,
     keep_epoch: int | None = None,
 ) -> RecoveryReport:
     """Fail or release every live task held by ``node_id`` (see the module docstring).
@@ -55,6 +56,7 @@ async def settle_lost_node(
         node_id: The lost node.
         now: The failed tasks' status timestamp.
         log: Where the FAILED status updates are published (None: nowhere).
+        epoch: Settle only this epoch of ``node_id`` (the lease that expired).
         keep_epoch: An epoch of ``node_id`` that is alive and keeps its tasks.
 
     Returns:
@@ -69,7 +71,7 @@ async def settle_lost_node(
     failed: list[StoredTask] = []
     resumable: list[str] = []
     text = LOST_TEXT.format(node=node_id)
-    for entry in await store.held_by(node_id, except_epoch=keep_epoch):
+    for entry in await store.held_by(node_id, epoch=epoch, except_epoch=keep_epoch):
         record = entry.record
         task = record.task
         if task.status.state in INTERRUPTED_STATES:

@@ -253,9 +253,12 @@ class NatsTaskStore:
         self._note(*current)
         return current[1]
 
-    async def held_by(self, node_id: str, *, except_epoch: int | None = None) -> list[Entry]:
-        """Every live (not final) task held by an incarnation of ``node_id`` (other than
-        ``except_epoch``), as of every write acknowledged before the call.
+    async def held_by(
+        self, node_id: str, *, epoch: int | None = None, except_epoch: int | None = None
+    ) -> list[Entry]:
+        """Every live (not final) task held by an incarnation of ``node_id`` — only
+        ``epoch`` if given, never ``except_epoch`` — as of every write acknowledged before
+        the call.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
@@ -263,10 +266,27 @@ class NatsTaskStore:
         await self.wait_caught_up()
         found: list[Entry] = []
         for task_id, holder in self._holders.items():
-            if holder.node_id == node_id and holder.epoch != except_epoch:
-                record = await self._mirror.get(task_id)
-                if record is not None and not is_terminal(record.task.status.state):
-                    found.append(Entry(record, holder))
+            if holder.node_id != node_id or holder.epoch == except_epoch:
+                continue
+            if epoch is not None and holder.epoch != epoch:
+                continue
+            record = await self._mirror.get(task_id)
+            if record is not None and not is_terminal(record.task.status.state):
+                found.append(Entry(record, holder))
+        return found
+
+    async def holders(self) -> set[Holder]:
+        """Every holder of a live task, as of every write acknowledged before the call.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        await self.wait_caught_up()
+        found: set[Holder] = set()
+        for task_id, holder in self._holders.items():
+            record = await self._mirror.get(task_id)
+            if record is not None and not is_terminal(record.task.status.state):
+                found.add(holder)
         return found
 
     async def list(self, query: TaskQuery) -> TaskPage:
