@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
+from typing import cast
 
 import httpx
 
@@ -33,6 +34,8 @@ from .discovery import (
 from .jsonrpc_transport import JSONRPCTransport
 from .legacy_transport import LegacyTransport, TasksSendTransport
 from .methods import A2AMethods
+from .middleware import ClientCall, ClientMiddleware, MiddlewareTransport, run_chain
+from .registry import Registry, is_url
 from .rest_transport import RESTTransport
 from .transport import Timeouts, Transport
 
@@ -65,6 +68,8 @@ class A2AClient(A2AMethods):
         timeouts: Connect/read/write/stream timeouts (:class:`~.transport.Timeouts`).
         resubscribe: Resume cut streams with SubscribeToTask (default for every stream).
         max_resubscribes: Re-subscriptions allowed per stream.
+        middleware: Caller-side middleware around every call, outermost first (see
+            :mod:`.middleware`).
 
     Raises:
         ValueError: Not exactly one of ``url``, ``card`` and ``transport``, or a binding or
@@ -89,6 +94,7 @@ class A2AClient(A2AMethods):
         timeouts: Timeouts | None = None,
         resubscribe: bool = False,
         max_resubscribes: int = 3,
+        middleware: Sequence[ClientMiddleware] = (),
     ) -> None:
         if (transport is None and (url is None) == (card is None)) or (
             transport is not None and url is not None
@@ -116,6 +122,8 @@ class A2AClient(A2AMethods):
             transport = make_transport(
                 interface, self._http, auth=credentials, timeouts=self._timeouts
             )
+        if middleware:
+            transport = MiddlewareTransport(transport, middleware)
         super().__init__(
             transport,
             card=card,
@@ -139,21 +147,37 @@ class A2AClient(A2AMethods):
         timeouts: Timeouts | None = None,
         resubscribe: bool = False,
         max_resubscribes: int = 3,
+        middleware: Sequence[ClientMiddleware] = (),
+        registry: Registry | None = None,
     ) -> A2AClient:
         """Discover the agent at ``base_url`` and return a client for its best interface.
 
         The card is fetched as :func:`~.discovery.discover` says (cached, revalidated), the
         interface chosen as :func:`~.discovery.resolve_interface` says; other arguments are
-        those of the constructor.
+        those of the constructor. With a ``registry``, ``base_url`` may be an agent's
+        name instead: the card and URL are then the registry's entry (:mod:`.registry`).
+        A card fetch goes through ``middleware`` as a ``GetAgentCard`` call.
 
         Raises:
             AgentCardError: No usable card.
+            UnknownAgentError: A name that ``registry`` does not know (close matches said).
             A2AConnectionError: The agent could not be reached.
         """
         tmo = timeouts or Timeouts()
         http = http_client or httpx.AsyncClient(timeout=tmo.unary(), headers=_USER_AGENT)
         try:
-            card = await discover(base_url, http=http, cache=card_cache, timeout=tmo.unary())
+            if registry is not None and not is_url(base_url):
+                entry = await registry.resolve(base_url)
+                card, base_url = entry.card, entry.url
+            else:
+
+                async def fetch(call: ClientCall) -> object:
+                    return await discover(
+                        call.url, http=http, cache=card_cache, timeout=tmo.unary()
+                    )
+
+                call = ClientCall("GetAgentCard", base_url, base_url)
+                card = cast(AgentCard, await run_chain(middleware, call, fetch))
             interface = resolve_interface(card, base_url=base_url.rstrip("/"), bindings=bindings)
         except BaseException:
             if http_client is None:
@@ -168,6 +192,7 @@ class A2AClient(A2AMethods):
             resubscribe=resubscribe,
             max_resubscribes=max_resubscribes,
             http_client=http,
+            middleware=middleware,
         )
         client._own_http = http_client is None
         return client

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeAlias, overload
 
 from ..protocol.card import AgentExtension, AgentSkill
 from .handlers import check_handler
+from .middleware import AgentMiddleware, HandlerChain
 
 if TYPE_CHECKING:
     from ..protocol.models import Message
@@ -59,6 +60,9 @@ class Agent:
         extensions: Extensions declared on the card (``capabilities.extensions``).
         input_modes: Default input media types.
         output_modes: Default output media types.
+        middleware: Agent-side middleware around the handler, outermost first (see
+            :mod:`.middleware`). Composed when the Agent is built: ``handler`` becomes the
+            :class:`~.middleware.HandlerChain` and this field is then ``()``.
     """
 
     handler: AgentHandler
@@ -69,9 +73,14 @@ class Agent:
     extensions: tuple[AgentExtension, ...] = ()
     input_modes: tuple[str, ...] = _TEXT
     output_modes: tuple[str, ...] = _TEXT
+    middleware: Sequence[AgentMiddleware] = ()
 
     def __post_init__(self) -> None:
         check_handler(self.handler)  # refused now, not at every task (see .handlers)
+        if self.middleware:
+            # Frozen, so set through object: composed once (replace() copies the chain).
+            object.__setattr__(self, "handler", HandlerChain(self.handler, self.middleware))
+            object.__setattr__(self, "middleware", ())
 
 
 @overload
@@ -90,6 +99,7 @@ def agent(
     extensions: tuple[AgentExtension, ...] = (),
     input_modes: tuple[str, ...] = _TEXT,
     output_modes: tuple[str, ...] = _TEXT,
+    middleware: Sequence[AgentMiddleware] = (),
 ) -> Callable[[AgentHandler], Agent]: ...
 
 
@@ -104,6 +114,7 @@ def agent(
     extensions: tuple[AgentExtension, ...] = (),
     input_modes: tuple[str, ...] = _TEXT,
     output_modes: tuple[str, ...] = _TEXT,
+    middleware: Sequence[AgentMiddleware] = (),
 ) -> Agent | Callable[[AgentHandler], Agent]:
     """Make an :class:`Agent` from a handler; usable bare (``@agent``) or with options.
 
@@ -122,6 +133,7 @@ def agent(
             extensions=tuple(extensions),
             input_modes=tuple(input_modes),
             output_modes=tuple(output_modes),
+            middleware=tuple(middleware),
         )
 
     return wrap if fn is None else wrap(fn)
