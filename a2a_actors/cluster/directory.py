@@ -1,0 +1,277 @@
+"""The agent directory: AgentCards by name in a JetStream KV bucket, kept alive by their
+servers. The engine of :class:`a2a_actors.client.registry_nats.NatsRegistry` and of
+``a2a-actors serve --register``.
+
+Theory of operation
+-------------------
+One KV bucket (``A2A_registry`` unless told otherwise; history 1, file storage) holds one
+key per agent name (encoded as :func:`~.names.task_key` encodes ids, so any name fits): an
+:class:`AgentRecord` with the base URL and the card. The bucket's ``ttl`` (max age) is the
+entries' lifetime: a key not written for that long expires, and the server leaves a delete
+marker that followers see. :meth:`AgentDirectory.hold` is what a serving process runs: it
+writes the record, rewrites it every third of the TTL, and deletes it when cancelled (a
+graceful stop is seen at once). A process killed with SIGKILL stops rewriting, so its entry
+is gone one TTL after its last write at most.
+
+An existing bucket keeps the TTL it was created with (every publisher must agree on it);
+:attr:`AgentDirectory.ttl` is then the bucket's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.abc
+import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from nats.aio.msg import Msg
+from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
+from nats.js.errors import BucketNotFoundError, KeyDeletedError, KeyNotFoundError, NoKeysError
+from nats.js.kv import KeyValue
+
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.card import AgentCard
+
+from .connection import ClusterConnection, close_subscription
+from .errors import ClusterUnavailableError
+from .names import task_id_of_key, task_key
+
+__all__ = ("DEFAULT_BUCKET", "AgentDirectory", "AgentRecord", "DirectoryChange")
+
+#: The bucket agents are registered in unless told otherwise.
+DEFAULT_BUCKET = "A2A_registry"
+_KV_OP = "KV-Operation"
+_MARKER = "Nats-Marker-Reason"
+
+
+class AgentRecord(msgspec.Struct, frozen=True):
+    """A directory entry: the agent's name, base URL and card (wire JSON), and when it was
+    last written (wall clock)."""
+
+    name: str
+    url: str
+    card: dict[str, object]
+    written_at: float = 0.0
+
+    def agent_card(self) -> AgentCard:
+        """The card, decoded."""
+        return codec.convert(self.card, AgentCard)
+
+    @classmethod
+    def of(cls, card: AgentCard, url: str) -> AgentRecord:
+        """The record of ``card`` served at ``url``, stamped now."""
+        return cls(card.name, url.rstrip("/"), codec.to_builtins(card), time.time())
+
+
+class DirectoryChange(msgspec.Struct, frozen=True):
+    """A change seen by :meth:`AgentDirectory.follow`: the new record, or ``None`` when the
+    entry was withdrawn (``expired`` true when its TTL ran out)."""
+
+    name: str
+    record: AgentRecord | None
+    expired: bool = False
+
+
+_decoder = msgspec.json.Decoder(AgentRecord)
+
+
+class AgentDirectory:
+    """The directory bucket (see the module docstring); make it with :meth:`open`.
+
+    Attributes:
+        ttl: Seconds an entry lives after its last write.
+        bucket: The bucket's name.
+    """
+
+    def __init__(self, conn: ClusterConnection, kv: KeyValue, bucket: str, ttl: float) -> None:
+        """Use :meth:`open` instead."""
+        self.ttl = ttl
+        self.bucket = bucket
+        self._conn = conn
+        self._kv = kv
+
+    @classmethod
+    async def open(
+        cls,
+        conn: ClusterConnection,
+        *,
+        bucket: str = DEFAULT_BUCKET,
+        ttl: float = 30.0,
+        replicas: int = 1,
+    ) -> AgentDirectory:
+        """The directory bucket, created if missing with entry lifetime ``ttl``.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+            ValueError: ``ttl`` is below 1 s.
+        """
+        if ttl < 1.0:
+            raise ValueError(f"the registration TTL is at least 1 s, not {ttl}")
+        with conn.bounded(f"open bucket {bucket}"):
+            try:
+                kv = await conn.js.key_value(bucket)
+            except BucketNotFoundError:
+                config = KeyValueConfig(
+                    bucket=bucket,
+                    history=1,
+                    ttl=ttl,
+                    storage=StorageType.FILE,
+                    replicas=replicas,
+                    limit_marker_ttl=max(ttl, 1.0),
+                )
+                kv = await conn.js.create_key_value(config)
+            status = await kv.status()
+        return cls(conn, kv, bucket, status.ttl or ttl)
+
+    async def put(self, record: AgentRecord) -> None:
+        """Write ``record`` (it lives :attr:`ttl` seconds from now).
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        with self._conn.bounded(f"register {record.name!r}"):
+            await self._kv.put(task_key(record.name), msgspec.json.encode(record))
+
+    async def delete(self, name: str) -> None:
+        """Remove ``name``'s entry (no error when there is none).
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        with self._conn.bounded(f"withdraw {name!r}"):
+            await self._kv.delete(task_key(name))
+
+    async def get(self, name: str) -> AgentRecord | None:
+        """``name``'s record, or ``None``.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        with self._conn.bounded(f"look up {name!r}"):
+            try:
+                entry = await self._kv.get(task_key(name))
+            except (KeyNotFoundError, KeyDeletedError):
+                return None
+        return _decode(entry.value)
+
+    async def records(self) -> dict[str, AgentRecord]:
+        """Every live record, by name.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        found: dict[str, AgentRecord] = {}
+        with self._conn.bounded(f"list bucket {self.bucket}"):
+            try:
+                keys = await self._kv.keys()
+            except NoKeysError:
+                return found
+            for key in keys:
+                try:
+                    entry = await self._kv.get(key)
+                except (KeyNotFoundError, KeyDeletedError):
+                    continue  # withdrawn since the listing
+                record = _decode(entry.value)
+                if record is not None:
+                    found[record.name] = record
+        return found
+
+    async def hold(
+        self,
+        card: AgentCard,
+        url: str,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Register ``card`` at ``url`` and keep it registered until cancelled, then
+        withdraw it. Start it with ``await task_group.start(directory.hold, card, url)``.
+
+        A rewrite that fails (NATS away) is retried every twentieth of the TTL; the entry
+        may expire meanwhile and comes back with the next successful write.
+
+        Raises:
+            ClusterUnavailableError: The first write failed (from ``task_group.start``).
+        """
+        record = AgentRecord.of(card, url)
+        await self.put(record)
+        task_status.started()
+        try:
+            while True:
+                await anyio.sleep(self.ttl / 3)
+                while True:
+                    try:
+                        await self.put(AgentRecord.of(card, url))
+                    except ClusterUnavailableError:
+                        await anyio.sleep(self.ttl / 20)
+                    else:
+                        break
+        finally:
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(self._conn.timeout),
+                contextlib.suppress(ClusterUnavailableError),  # then it expires by itself
+            ):
+                await self.delete(card.name)
+
+    @asynccontextmanager
+    async def follow(
+        self, *, buffer: int = 1024
+    ) -> AsyncIterator[MemoryObjectReceiveStream[DirectoryChange]]:
+        """Follow the bucket: every entry now, then every change, in order.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        send, receive = anyio.create_memory_object_stream[DirectoryChange](buffer)
+        prefix = f"$KV.{self.bucket}."
+        with self._conn.bounded(f"follow bucket {self.bucket}"):
+            sub = await self._conn.js.subscribe(
+                f"{prefix}>",
+                stream=f"KV_{self.bucket}",
+                cb=_watcher(send, prefix),
+                ordered_consumer=True,
+                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+                idle_heartbeat=0.5,
+            )
+        try:
+            with receive:
+                yield receive
+        finally:
+            await close_subscription(self._conn.client, sub)
+            send.close()
+
+
+def _decode(value: bytes | None) -> AgentRecord | None:
+    if not value:
+        return None
+    try:
+        return _decoder.decode(value)
+    except msgspec.DecodeError:
+        return None  # not ours: a foreign key in the bucket is ignored
+
+
+def _watcher(
+    send: MemoryObjectSendStream[DirectoryChange], prefix: str
+) -> Callable[[Msg], Awaitable[None]]:
+    async def watch(msg: Msg) -> None:
+        headers = msg.headers or {}
+        if _KV_OP in headers or _MARKER in headers:
+            name = task_id_of_key(msg.subject[len(prefix) :])
+            if name is None:
+                return
+            change = DirectoryChange(name, None, expired=headers.get(_MARKER) == "MaxAge")
+        else:
+            record = _decode(msg.data)
+            if record is None:
+                return
+            change = DirectoryChange(record.name, record)
+        try:
+            await send.send(change)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return
+
+    return watch
