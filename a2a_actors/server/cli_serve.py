@@ -24,6 +24,15 @@ are FAILED with a "server restarted" status message while tasks waiting for inpu
 with the client's next message. ``--retention-ttl``/``--retention-max`` evict the oldest
 finished tasks (never live ones) with either store. See docs/durability.md.
 
+``--middleware MODULE:ATTR`` (repeatable, outermost first) wraps each named agent-side
+middleware (an async callable ``(ctx, next)``, see ``a2a_actors.runtime.middleware``) around
+the agent's handler; what is not callable is refused with exit status 2.
+``--register nats://HOST:PORT`` (comma-separated for several NATS servers) publishes the
+agent's card in the NATS registry under its name once the server listens, before the URL
+is printed, keeps it alive (``--register-ttl``, default 30 s: a killed server disappears
+within it) and withdraws it on shutdown; it needs the asyncio backend (nats-py). A NATS
+that cannot be reached is said on stderr and the exit status is 1.
+
 Once serving, the process tunes its cyclic garbage collector (benchmarks/README.md):
 ``gc.freeze()`` moves what start-up built (modules, the app), which lives as long as the
 process, out of the collector's sight, so full collections under load stay short; and the
@@ -56,6 +65,7 @@ from a2a_actors.stores import SQLiteTaskStore, StoreError
 from .app import create_app
 from .auth import principal_for_secret
 from .config import ServedAgent, ServerConfig
+from .registration import DEFAULT_REGISTER_TTL, check_register_urls, registered
 from .serve import serve
 
 __all__ = ("GC_THRESHOLD", "TargetError", "load_target", "parse_store", "register", "run")
@@ -134,6 +144,25 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--retention-max", type=_count, metavar="N", help="keep at most N finished tasks"
     )
+    parser.add_argument(
+        "--middleware",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="agent-side middleware around the handler (repeatable, outermost first)",
+    )
+    parser.add_argument(
+        "--register",
+        metavar="nats://HOST:PORT",
+        help="publish the card in this NATS registry while serving",
+    )
+    parser.add_argument(
+        "--register-ttl",
+        type=_seconds,
+        default=DEFAULT_REGISTER_TTL,
+        metavar="SECONDS",
+        help="how long a registration outlives the server's last refresh (default 30)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -202,6 +231,8 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
         changes["max_running"] = args.max_running
     if args.allow_private_push:
         changes["allow_private_push"] = True
+    if args.middleware:
+        changes["middleware"] = (*base.middleware, *(_middleware(m) for m in args.middleware))
     if args.store == "memory" and (args.retention_ttl or args.retention_max):
         changes["supervisor_options"] = {
             **base.supervisor_options,
@@ -209,6 +240,19 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
             "retention_max": args.retention_max,
         }
     return base.replace(**changes) if changes else base
+
+
+def _middleware(spec: str) -> object:
+    try:
+        found = load_target(spec)
+    except TargetError as exc:
+        raise ValueError(f"--middleware: {exc}") from None
+    if not callable(found):
+        raise ValueError(
+            f"--middleware {spec}: a middleware is an async callable (ctx, next); "
+            f"got an object of type {type(found).__name__!r}"
+        )
+    return found
 
 
 async def _serve_until_signal(
@@ -239,11 +283,23 @@ async def _serve_until_signal(
         except (OSError, TypeError, ValueError) as exc:  # not an agent, bad config, SKILL.md
             return _fail(str(exc), 2)
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with anyio.create_task_group() as tg:
+            async with anyio.create_task_group() as tg, AsyncExitStack() as registration:
                 try:
                     url = await tg.start(partial(serve, app, host=args.host, port=args.port))
                 except OSError as exc:
                     return _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
+                if args.register:
+                    try:
+                        nats = check_register_urls(args.register)
+                        where = await registration.enter_async_context(
+                            registered(app, url, nats, ttl=args.register_ttl)
+                        )
+                    except Exception as exc:  # NATS unreachable, no nats-py, a bad TTL
+                        tg.cancel_scope.cancel()
+                        return _fail(f"cannot register in {args.register}: {exc}", 1)
+                    logging.getLogger("a2a_actors.server").info(
+                        "registered in %s at %s", args.register, where
+                    )
                 print(url, flush=True)
                 # Everything imported and built so far lives as long as the process: move
                 # it out of the collector's sight, so full collections (which otherwise
@@ -253,6 +309,7 @@ async def _serve_until_signal(
                 gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
                 async for _ in signals:
                     break
+                await registration.aclose()  # withdrawn while it still answers
                 tg.cancel_scope.cancel()
     return 0
 
@@ -277,6 +334,12 @@ def run(args: argparse.Namespace) -> int:
         target = as_agent(target)  # a handler that can never work is refused here
         db = parse_store(args.store)
         config = _config(base, args)
+        if args.register:
+            check_register_urls(args.register)
+            if args.backend != "asyncio":
+                raise ValueError("--register needs --backend asyncio (nats-py runs on asyncio)")
+            if args.register_ttl < 1:
+                raise ValueError(f"--register-ttl is at least 1 s, not {args.register_ttl}")
     except (TypeError, ValueError) as exc:
         return _fail(str(exc), 2)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")

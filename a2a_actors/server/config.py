@@ -103,6 +103,9 @@ class ServerConfig:
         max_live_tasks: Passed to the Supervisor (capacity: tasks alive at once).
         max_running: Passed to the Supervisor (capacity: handlers running at once).
         supervisor_options: Extra keyword arguments for the Supervisor.
+        middleware: Agent-side middleware wrapped around the served agent's handler,
+            outermost first, outside any the agent has (``a2a_actors.runtime.middleware``);
+            not applicable to a Supervisor given to ``create_app``.
     """
 
     public_url: str | None = None
@@ -142,6 +145,7 @@ class ServerConfig:
     max_live_tasks: int | None = None
     max_running: int | None = None
     supervisor_options: Mapping[str, Any] = field(default_factory=dict)
+    middleware: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:

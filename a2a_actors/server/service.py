@@ -20,6 +20,7 @@ tasks end CANCELED); :attr:`A2AService.stopped` is set.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
@@ -79,11 +80,18 @@ class A2AService:
     ) -> None:
         self.config = config
         if isinstance(target, Supervisor):
+            if config.middleware:
+                raise ValueError(
+                    "middleware wraps an agent the server runs, not a given Supervisor"
+                )
             self._given: Supervisor | None = target
             self.agent = target.agent
         else:
             self._given = None
-            self.agent = as_agent(target)
+            agent = as_agent(target)
+            if config.middleware:  # outside the agent's own (runtime.middleware)
+                agent = dataclasses.replace(agent, middleware=config.middleware)
+            self.agent = agent
         self.auth = Authenticator(config)
         self.cards = Cards(
             self.agent,
