@@ -27,6 +27,7 @@ __all__ = ("SUBCOMMANDS", "build_parser", "main")
 SUBCOMMANDS: tuple[str, ...] = (
     "a2a_actors.server.cli_serve",
     "a2a_actors.client.cli",
+    "a2a_actors.client.cli_agents",
     "a2a_actors.loadtest.cli",
 )
 

@@ -11,19 +11,28 @@ An ``http(s)://`` base URL is connected once: its :class:`~._links.RemoteLink` (
 :class:`~a2a_actors.client.A2AClient` made by the client factory, by default one sharing
 an ``httpx.AsyncClient`` for connection reuse, and what its card says about streaming and
 the correlation extension) is cached per base URL, and concurrent first delegations to one
-URL wait for one connection (a lock per URL). :meth:`Targets.aclose` closes those clients,
+URL wait for one connection (a lock per URL).
+
+A name the resolver does not know is looked up in the registry
+(:mod:`a2a_actors.client.registry`): the one given, else the one the ``A2A_ACTORS_REGISTRY``
+environment variable names (opened for that one lookup), and the entry's URL is then a
+remote target like any other. Names are looked up at every delegation, so a server that
+left the registry is no longer called. :meth:`Targets.aclose` closes those clients,
 then the ``httpx.AsyncClient`` if it made it; one it was given stays its owner's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TypeAlias
 
 import anyio
 import httpx
 
 from a2a_actors.client import A2AClient, RemoteAgent, Timeouts
+from a2a_actors.client.middleware import ClientMiddleware
+from a2a_actors.client.registry import REGISTRY_ENV, Registry, open_registry
 from a2a_actors.protocol.errors import A2AError, UnsupportedOperationError
 from a2a_actors.runtime import Agent, TaskContext, as_agent
 
@@ -51,6 +60,9 @@ class Targets:
             by default ``A2AClient.connect(url, http_client=...)``.
         resolver: Names -> targets, for string targets that are not URLs.
         timeouts: Timeouts of the default clients.
+        registry: Where names the resolver does not know are looked up (module docstring).
+        middleware: Caller-side middleware of the default clients (a ``client_factory``
+            adds its own).
     """
 
     def __init__(
@@ -60,12 +72,16 @@ class Targets:
         client_factory: ClientFactory | None,
         resolver: Resolver | None,
         timeouts: Timeouts,
+        registry: Registry | None = None,
+        middleware: Sequence[ClientMiddleware] = (),
     ) -> None:
         self._http = http_client
         self._own_http = http_client is None
         self._factory = client_factory
         self._resolver = resolver
         self._timeouts = timeouts
+        self._registry = registry
+        self._middleware = tuple(middleware)
         self._links: dict[str, RemoteLink] = {}
         self._connecting: dict[str, anyio.Lock] = {}
 
@@ -101,7 +117,7 @@ class Targets:
             if isinstance(target, str):
                 if target.startswith(("http://", "https://")):
                     return await self.remote(target)
-                target = self._resolve(target)
+                target = await self._resolve(target)
                 continue
             if isinstance(target, Agent) or callable(target) or hasattr(target, "handle"):
                 return LocalLink(ctx.supervisor, ctx.caller, orchestrated(as_agent(target)))
@@ -131,7 +147,10 @@ class Targets:
                     client = await self._factory(key)
                 else:
                     client = await A2AClient.connect(
-                        key, http_client=self._http_client(), timeouts=self._timeouts
+                        key,
+                        http_client=self._http_client(),
+                        timeouts=self._timeouts,
+                        middleware=self._middleware,
                     )
             except A2AError as exc:
                 raise DelegationError(
@@ -157,18 +176,30 @@ class Targets:
             http, self._http = self._http, None
             await http.aclose()
 
-    def _resolve(self, name: str) -> object:
+    async def _resolve(self, name: str) -> object:
         resolver = self._resolver
         found: object = None
         if isinstance(resolver, Mapping):
             found = resolver.get(name)
         elif resolver is not None:
             found = resolver(name)
-        if found is None:
+        if found is not None:
+            return found
+        spec = os.environ.get(REGISTRY_ENV, "")
+        if self._registry is None and not spec:
             raise UnsupportedOperationError(
-                f"unknown delegation target {name!r}: not an http(s) URL, and no resolver names it"
+                f"unknown delegation target {name!r}: not an http(s) URL, and no resolver "
+                f"or registry names it (set {REGISTRY_ENV} or pass registry=)"
             )
-        return found
+        try:
+            if self._registry is not None:
+                entry = await self._registry.resolve(name)
+            else:
+                async with open_registry(spec) as registry:
+                    entry = await registry.resolve(name)
+        except A2AError as exc:  # UnknownAgentError (close matches), card or connection
+            raise DelegationError(str(exc), origin_agent=name) from exc
+        return entry.url
 
     def _http_client(self) -> httpx.AsyncClient:
         if self._http is None:

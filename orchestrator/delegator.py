@@ -12,7 +12,8 @@ work in that supervisor's agents (``orchestrator.serve`` sets this up). A *targe
 * a :class:`~a2a_actors.client.RemoteAgent` or an :class:`~a2a_actors.client.A2AClient`:
   a remote agent through that client (its credentials, its timeouts);
 * any other string: looked up with the ``resolver`` (a mapping or a function of the name),
-  whose answer is one of the above.
+  whose answer is one of the above, else in the ``registry`` (an agent's name, see
+  :mod:`a2a_actors.client.registry`).
 
 :mod:`._targets` turns a target into a link to the child agent (and keeps the remote ones).
 
@@ -28,6 +29,7 @@ Lifetime: the orchestrator owns the ``httpx.AsyncClient`` it creates (closed by
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 from uuid import uuid4
@@ -35,6 +37,8 @@ from uuid import uuid4
 import httpx
 
 from a2a_actors.client import A2AClient, Timeouts
+from a2a_actors.client.middleware import ClientMiddleware
+from a2a_actors.client.registry import Registry
 from a2a_actors.protocol.errors import UnsupportedOperationError
 from a2a_actors.protocol.models import Message, Part, Role, utc_now
 from a2a_actors.runtime import Supervisor, TaskContext
@@ -76,6 +80,10 @@ class Orchestrator:
             by default ``A2AClient.connect(url, http_client=...)``.
         resolver: Names -> targets, for string targets that are not URLs.
         timeouts: Timeouts of the default clients.
+        registry: Where names the resolver does not know are looked up; by default the
+            one the ``A2A_ACTORS_REGISTRY`` environment variable names, if any.
+        middleware: Caller-side middleware of the default clients
+            (:mod:`a2a_actors.client.middleware`).
         public_url: The base URL advertised as this server's in correlations and hop
             records, for supervisors not registered with :meth:`bind_url`.
 
@@ -97,6 +105,8 @@ class Orchestrator:
         resolver: Resolver | None = None,
         timeouts: Timeouts | None = None,
         public_url: str = "",
+        registry: Registry | None = None,
+        middleware: Sequence[ClientMiddleware] = (),
     ) -> None:
         if max_depth < 0:
             raise ValueError("max_depth must be >= 0")
@@ -114,6 +124,8 @@ class Orchestrator:
             client_factory=client_factory,
             resolver=resolver,
             timeouts=timeouts or Timeouts(),
+            registry=registry,
+            middleware=middleware,
         )
         self._urls: weakref.WeakKeyDictionary[Supervisor, str] = weakref.WeakKeyDictionary()
 

@@ -2,7 +2,9 @@
 ``subscribe``.
 
 Each subcommand takes the agent's base URL (an ``http(s)://`` URL, checked before anything
-is sent), discovers its card (see :mod:`.discovery`) and calls one method. Output is
+is sent), or its name with ``--registry nats://HOST:PORT`` or ``--registry FILE`` (or the
+registry ``A2A_ACTORS_REGISTRY`` names; see :mod:`.registry`), discovers its card (see
+:mod:`.discovery`) and calls one method. Output is
 human-readable by default (streams print text as it arrives and one line per status
 change); ``--json`` prints the A2A wire JSON of each result or event, one per line, as
 :func:`a2a_actors.protocol.codec.encode` writes it (``send`` prints a SendMessageResponse,
@@ -24,8 +26,10 @@ with just these subcommands.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 
 import anyio
 import httpx
@@ -47,8 +51,9 @@ from .cli_output import (
 from .cli_send import send, timeout_seconds
 from .client import A2AClient
 from .discovery import DEFAULT_BINDINGS
+from .registry import REGISTRY_ENV, Registry, is_url, open_registry
 
-__all__ = ("add_client_commands", "main", "register")
+__all__ = ("add_client_commands", "main", "opened_registry", "register")
 
 #: A subcommand's coroutine, run with a connected client; returns the exit status.
 _Command = Callable[[A2AClient, argparse.Namespace], Awaitable[int | None]]
@@ -57,7 +62,9 @@ _Handler = Callable[[argparse.Namespace], int]
 
 
 def _base_url(text: str) -> str:
-    """The ``url`` argument: an http(s) URL with a host."""
+    """The ``url`` argument: an http(s) URL with a host, or an agent's name (no ``:``)."""
+    if text and ":" not in text:
+        return text  # a name, looked up in the registry (see _call)
     try:
         url = httpx.URL(text)
     except httpx.InvalidURL as exc:
@@ -83,7 +90,17 @@ def _state(text: str) -> TaskState:
 
 def _common() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("url", type=_base_url, help="the agent's base URL (its card is discovered)")
+    common.add_argument(
+        "url",
+        type=_base_url,
+        help="the agent's base URL (its card is discovered), or its name with --registry",
+    )
+    common.add_argument(
+        "--registry",
+        metavar="nats://HOST:PORT|FILE",
+        default=None,
+        help=f"find the agent by name in this registry (default: ${REGISTRY_ENV})",
+    )
     common.add_argument("--api-key", help="API key, placed as the card's apiKey scheme says")
     common.add_argument("--bearer-token", help="token sent as 'Authorization: Bearer …'")
     common.add_argument(
@@ -161,8 +178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _runner(command: _Command) -> _Handler:
     def run(args: argparse.Namespace) -> int:
+        # nats-py (a NATS registry) runs on asyncio only; everything else on trio.
+        backend = "asyncio" if _registry_spec(args).startswith(("nats://", "tls://")) else "trio"
         try:
-            return anyio.run(_call, command, args, backend="trio")
+            return anyio.run(_call, command, args, backend=backend)
         except UnauthenticatedError as exc:
             note(_describe(exc))
             note(_credentials_hint(args))
@@ -179,7 +198,22 @@ def _runner(command: _Command) -> _Handler:
     return run
 
 
+def _registry_spec(args: argparse.Namespace) -> str:
+    spec: str = getattr(args, "registry", None) or os.environ.get(REGISTRY_ENV, "")
+    return spec
+
+
 async def _call(command: _Command, args: argparse.Namespace) -> int:
+    if not is_url(args.url):
+        spec = _registry_spec(args)
+        if not spec:
+            raise ValueError(
+                f"{args.url!r} is not an http(s) URL; to find an agent by name, pass "
+                f"--registry nats://HOST:PORT or --registry FILE (or set {REGISTRY_ENV})"
+            )
+        async with opened_registry(spec) as registry:
+            entry = await registry.resolve(args.url)
+        args.url = entry.url  # what the hints printed later name
     bindings = (args.binding,) if args.binding else DEFAULT_BINDINGS
     client = await A2AClient.connect(
         args.url, bindings=bindings, api_key=args.api_key, bearer_token=args.bearer_token
@@ -187,6 +221,20 @@ async def _call(command: _Command, args: argparse.Namespace) -> int:
     async with client:
         status = await command(client, args)
     return status or 0
+
+
+@asynccontextmanager
+async def opened_registry(spec: str) -> AsyncIterator[Registry]:
+    """:func:`~.registry.open_registry` for a command: a file that cannot be read and a
+    missing nats-py are usage errors (``ValueError``: exit status 2)."""
+    try:
+        opening = open_registry(spec)
+    except OSError as exc:
+        raise ValueError(f"cannot read the registry file {spec!r}: {exc.strerror or exc}") from None
+    except RuntimeError as exc:  # ClusterExtraMissingError
+        raise ValueError(str(exc)) from None
+    async with opening as registry:
+        yield registry
 
 
 def _describe(exc: A2AError) -> str:
