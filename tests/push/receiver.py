@@ -149,14 +149,18 @@ async def receiver(
 
     async def handle(stream: anyio.abc.ByteStream) -> None:
         if tls is not None:
+            plain = stream
             try:
                 stream = await TLSStream.wrap(
-                    stream, server_side=True, ssl_context=tls, standard_compatible=False
+                    plain, server_side=True, ssl_context=tls, standard_compatible=False
                 )
             except (ssl.SSLError, OSError, anyio.BrokenResourceError, anyio.EndOfStream):
+                await anyio.aclose_forcefully(plain)
                 state._refused()  # the client refused the certificate (or went away)
-                await anyio.aclose_forcefully(stream)
                 return
+            except BaseException:  # cancelled mid-handshake: the receiver is closing
+                await anyio.aclose_forcefully(plain)
+                raise
         # A TLS handshake, or a sender that went away: counted (connections), not recorded.
         with suppress(
             h11.RemoteProtocolError, anyio.BrokenResourceError, anyio.ClosedResourceError
