@@ -12,7 +12,8 @@ nats-server —
   task's holder (node and lease epoch) for fencing;
 * :class:`NatsPushConfigStore` (:mod:`.push_configs`): push configs on JetStream KV;
 * :class:`EventLog` (:mod:`.event_log`): every task's events, replayable by version;
-* :class:`OwnerInbox` (:mod:`.inbox`): cancel and input addressed to a task's owner;
+* :class:`OwnerInbox` (:mod:`.inbox`): cancel and input addressed to a task's owner, and
+  :class:`SupervisorInbox` (:mod:`.owner`): the owner's side, over its Supervisor;
 * :class:`NodeLeases` (:mod:`.leases`): node liveness and fencing;
 * :func:`~.settling.settle_lost_node` (:mod:`.settling`): a lost node's tasks failed or
   released for resumption, once;
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from .inbox import OwnerInbox as OwnerInbox
     from .leases import NodeLeases as NodeLeases
     from .node import ClusterNode as ClusterNode
+    from .owner import SupervisorInbox as SupervisorInbox
     from .push_configs import NatsPushConfigStore as NatsPushConfigStore
     from .task_store import NatsTaskStore as NatsTaskStore
 
@@ -61,6 +63,7 @@ __all__ = (
     "NodeLeases",
     "OwnerInbox",
     "OwnerUnreachableError",
+    "SupervisorInbox",
     "cluster_token",
     "find_nats_server",
     "require_nats",
@@ -74,6 +77,7 @@ _LAZY = {
     "NatsTaskStore": ".task_store",
     "NodeLeases": ".leases",
     "OwnerInbox": ".inbox",
+    "SupervisorInbox": ".owner",
 }
 
 
