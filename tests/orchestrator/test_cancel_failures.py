@@ -15,6 +15,9 @@ hangs), or answered 503 (a proxy failing). Each failure branch of the cancel is 
 * a child that never answers: ``cancel_timeout`` bounds each of the two attempts, and the
   parent's own cancel returns after them.
 
+The same branches hold for the cascade's second half: a child whose question the parent
+left unanswered (``relay_input=False``) is canceled when the parent's task ends.
+
 No sleeps: the tests wait on the agents' events and on the middleware's.
 """
 
@@ -34,7 +37,14 @@ from a2a_actors.client import A2AClient
 from a2a_actors.protocol.models import StreamResponse, Task, TaskState
 from a2a_actors.runtime import Agent, TaskContext
 from a2a_actors.server import ServerConfig, create_app, serve
-from orchestrator import ChildRecord, HopRecord, Orchestrator, stream_delegate
+from orchestrator import (
+    ChildRecord,
+    HopRecord,
+    InputRequired,
+    Orchestrator,
+    delegate,
+    stream_delegate,
+)
 
 from .helpers import TIMEOUT, get_task, record_of, served
 
@@ -362,3 +372,63 @@ async def test_cancel_timeout_bounds_both_attempts_on_a_child_that_never_answers
             # the child was never reached: it still works
             assert not child.exited.is_set()
             assert (await get_task(server.url, child.task_id)).status.state is TaskState.WORKING
+
+
+# -- the cascade's second half: children left waiting for input, canceled as the task ends --
+
+
+def asking_child() -> Agent:
+    async def ask(ctx: TaskContext) -> str:
+        answer = await ctx.ask("which one?")
+        return answer.text
+
+    return Agent(handler=ask, name="child")
+
+
+def leaving_a_question_unanswered(child_url: str) -> Agent:
+    """A parent that hands a child's question to itself and ends without answering it."""
+
+    async def parent(ctx: TaskContext) -> str:
+        try:
+            await delegate(ctx, child_url, ctx.text, relay_input=False)
+        except InputRequired as question:
+            return f"left {question.task_id} unanswered"
+        raise AssertionError("the child was expected to ask")
+
+    return Agent(handler=parent, name="parent")
+
+
+@pytest.mark.parametrize(
+    ("script", "child_state"),
+    [
+        (["stall"], "TASK_STATE_CANCELED"),
+        (["fail"], "TASK_STATE_CANCELED"),
+        (["stall", "stall"], "TASK_STATE_INPUT_REQUIRED"),
+    ],
+    ids=["timed-out-then-retried", "failed-then-retried", "never-answers"],
+)
+async def test_an_unanswered_child_is_canceled_when_the_parent_ends(
+    script: list[str], child_state: str
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with child_server(asking_child(), script) as server:
+            parent = leaving_a_question_unanswered(server.url)
+            async with parent_client(parent) as (_, client):
+                began = anyio.current_time()
+                done = await client.send_message("go")
+                elapsed = anyio.current_time() - began
+            assert isinstance(done, Task)
+            assert done.status.state is TaskState.COMPLETED
+            timeouts = script.count("stall")
+            assert elapsed >= timeouts * CANCEL_TIMEOUT
+            assert server.calls.cancels == 2
+            record = record_of(done)
+            entry = only_child(record)
+            assert done.status.message is not None
+            assert done.status.message.text == f"left {entry.task_id} unanswered"
+            assert entry.state == child_state
+            assert entry.ended_at is not None
+            canceled = child_state == "TASK_STATE_CANCELED"
+            assert record.canceled_children == ([entry.task_id] if canceled else [])
+            child_now = await get_task(server.url, entry.task_id)
+            assert child_now.status.state.value == child_state
