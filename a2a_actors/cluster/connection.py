@@ -150,7 +150,7 @@ class ClusterConnection:
                 )
         except (TimeoutError, OSError, nats.errors.Error) as exc:
             with anyio.CancelScope(shield=True):
-                await client.close()
+                await _close(client, connect_timeout)
             raise ClusterUnavailableError(
                 f"NATS unreachable at {', '.join(urls)} within {connect_timeout} s"
             ) from exc
@@ -158,8 +158,8 @@ class ClusterConnection:
         try:
             yield conn
         finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(connect_timeout):
-                await client.close()
+            with anyio.CancelScope(shield=True):
+                await _close(client, connect_timeout)
 
     @property
     def client(self) -> Client:
@@ -201,7 +201,7 @@ class ClusterConnection:
         except TimeoutError as exc:
             self._unavailable += 1
             raise ClusterUnavailableError(f"NATS did not answer within {bound} s ({what})") from exc
-        except nats.errors.Error as exc:
+        except (nats.errors.Error, OSError) as exc:  # OSError: the socket broke mid-write
             self._unavailable += 1
             raise ClusterUnavailableError(f"NATS failed ({what}): {exc!r}") from exc
 
@@ -215,6 +215,16 @@ class ClusterConnection:
         )
 
 
+async def _close(client: Client, timeout: float) -> None:
+    # Closing flushes what is pending; on a connection that is already broken that fails,
+    # and there is nothing left to save.
+    with anyio.move_on_after(timeout):
+        try:
+            await client.close()
+        except (OSError, nats.errors.Error) as exc:
+            logger.debug("NATS: closing a broken connection: %r", exc)
+
+
 async def close_subscription(client: Client, sub: Subscription) -> None:
     """Unsubscribe ``sub`` of ``client`` and wait until the server has processed it
     (shielded, at most 5 s); a closed connection is fine."""
@@ -222,5 +232,5 @@ async def close_subscription(client: Client, sub: Subscription) -> None:
         try:
             await sub.unsubscribe()
             await client.flush()
-        except nats.errors.Error:
+        except (nats.errors.Error, OSError):
             return  # the connection is closed or gone: the server dropped it already

@@ -158,3 +158,13 @@ def test_node_ids_are_subject_tokens() -> None:
     for bad in ("a.b", "*", ">", "", "a b"):
         with pytest.raises(ValueError, match="node id"):
             names.inbox_subject(bad)
+
+
+async def test_with_nats_down_a_command_is_a_bounded_busy_error(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with nats_server(tmp_path) as server, connect(server, timeout=0.5) as b:
+            await server.stop()
+            with anyio.fail_after(2), pytest.raises(ClusterUnavailableError) as info:
+                await OwnerInbox(b).cancel("node-a", CancelCommand("t1", "alice"))
+            assert not isinstance(info.value, OwnerUnreachableError)
+            assert info.value.http_status == 429
