@@ -22,7 +22,8 @@ middleware must return:
   ``AgentCard``...);
 * a **streaming** call: an ``AsyncIterator[StreamResponse]`` of the open stream's events.
   Wrap it to see each event (:func:`observed`); it is valid until the caller leaves the
-  stream's ``async with``, which closes the response whatever the middleware returned.
+  stream's ``async with``, which closes the response whatever the middleware returned (and
+  awaits the returned iterator's ``aclose()``, if it has one).
 
 What a middleware can do: **observe** (the call, the result, each event of a stream),
 **change** (``next(dataclasses.replace(call, params=...))``, or return another result),
@@ -199,7 +200,12 @@ class MiddlewareTransport:
                     f"a middleware returned {type(events).__name__} for the stream of "
                     f"{call.method}; a stream's result is an async iterator of events"
                 )
-            yield cast(AsyncIterator[StreamResponse], events)
+            try:
+                yield cast(AsyncIterator[StreamResponse], events)
+            finally:
+                closing = getattr(events, "aclose", None)
+                if closing is not None:  # an observed() stream reports its end
+                    await closing()
 
     async def aclose(self) -> None:
         """Close the inner transport."""
@@ -235,6 +241,10 @@ class _Observed:
             self._on_event(event)
         return event
 
+    async def aclose(self) -> None:
+        """The caller left the stream: report its end, if not yet reported."""
+        self._end(None)
+
     def _end(self, error: BaseException | None) -> None:
         on_end, self._on_end = self._on_end, None
         if on_end is not None:
@@ -247,8 +257,9 @@ def observed(
     on_end: Callable[[BaseException | None], object] | None = None,
 ) -> AsyncIterator[StreamResponse]:
     """``events``, calling ``on_event(event)`` for each before the caller gets it, and
-    ``on_end(error)`` once when the stream ends (``None``) or fails (the exception, which
-    then goes on to the caller). A stream the caller leaves early never calls ``on_end``.
+    ``on_end(error)`` once: when the stream fails (the exception, which then goes on to the
+    caller), or ends, or the caller leaves its ``async with`` (``None``; an ``EventStream``
+    stops reading at the final event and leaves).
 
     An iterator object, not an async generator: nothing is left to finalise when the
     caller abandons it (see :mod:`.transport`).
