@@ -35,7 +35,7 @@ import anyio
 from a2a_actors.protocol.errors import TaskNotCancelableError, TaskNotFoundError
 from a2a_actors.protocol.models import Task, TaskState, utc_now
 from a2a_actors.protocol.state import TERMINAL_STATES
-from a2a_actors.runtime import Supervisor, TaskContext
+from a2a_actors.runtime import TaskContext, TaskRunner
 
 from ._links import Link
 from .correlation import CORRELATION_URI, ChildRecord, Correlation, HopRecord, traceparent
@@ -57,7 +57,7 @@ class HopHost(Protocol):
         """The registry of running hops."""
         ...
 
-    def url_of(self, supervisor: Supervisor) -> str:
+    def url_of(self, supervisor: TaskRunner) -> str:
         """The base URL ``supervisor`` is served at ("" when unknown)."""
         ...
 

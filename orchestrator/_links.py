@@ -15,13 +15,14 @@ A :class:`Link` offers the operations a delegation needs, the same for both kind
 * ``resume``: send the next message to the same (interrupted) task;
 * ``get_task`` and ``cancel``.
 
-:class:`LocalLink` calls the parent's :class:`~a2a_actors.runtime.Supervisor` directly: the
-child runs as another task actor of it, with the ``agent=`` override, and is cancelled by
-interruption (local children are always orchestrated, so they are opened). :class:`RemoteLink`
-calls an :class:`~a2a_actors.client.A2AClient`; it opens a remote agent whose card declares
-streaming and the correlation extension with ``startsAtOnce`` (:func:`starts_at_once`),
-starts then subscribes to one that declares streaming only, and starts one whose card does
-not declare streaming the same way but ``polls`` it (GetTask) instead of subscribing.
+:class:`LocalLink` calls the parent's supervisor (a :class:`~a2a_actors.runtime.TaskRunner`)
+directly: the child runs as another task actor of it, with the ``agent=`` override, and is
+cancelled by interruption (local children are always orchestrated, so they are opened).
+:class:`RemoteLink` calls an :class:`~a2a_actors.client.A2AClient`; it opens a remote agent
+whose card declares streaming and the correlation extension with ``startsAtOnce``
+(:func:`starts_at_once`), starts then subscribes to one that declares streaming only, and
+starts one whose card does not declare streaming the same way but ``polls`` it (GetTask)
+instead of subscribing.
 
 Trace context. Each call carries W3C ``traceparent`` (and ``tracestate``) headers. Locally
 they are passed as the child's transport headers; remotely, :func:`outbound_headers` adds
@@ -40,7 +41,7 @@ from a2a_actors.client import A2AClient, EventStream, request_headers
 from a2a_actors.protocol.card import AgentCard
 from a2a_actors.protocol.models import Message, StreamResponse, Task
 from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
-from a2a_actors.runtime import Agent, Supervisor
+from a2a_actors.runtime import Agent, TaskRunner
 
 from .correlation import CORRELATION_URI, STARTS_AT_ONCE
 
@@ -151,7 +152,7 @@ class LocalLink:
     streams_start = True
     url = ""
 
-    def __init__(self, supervisor: Supervisor, caller: str | None, agent: Agent) -> None:
+    def __init__(self, supervisor: TaskRunner, caller: str | None, agent: Agent) -> None:
         self._sup = supervisor
         self._caller = caller
         self._agent = agent

@@ -41,7 +41,7 @@ from a2a_actors.client.middleware import ClientMiddleware
 from a2a_actors.client.registry import Registry
 from a2a_actors.protocol.errors import UnsupportedOperationError
 from a2a_actors.protocol.models import Message, Part, Role, utc_now
-from a2a_actors.runtime import Supervisor, TaskContext
+from a2a_actors.runtime import TaskContext, TaskRunner
 
 from ._hop import Hop, HopRegistry
 from ._start import Plan
@@ -127,7 +127,7 @@ class Orchestrator:
             registry=registry,
             middleware=middleware,
         )
-        self._urls: weakref.WeakKeyDictionary[Supervisor, str] = weakref.WeakKeyDictionary()
+        self._urls: weakref.WeakKeyDictionary[TaskRunner, str] = weakref.WeakKeyDictionary()
 
     # -- configuration and lifetime -------------------------------------------------------
 
@@ -136,11 +136,11 @@ class Orchestrator:
         """The hops of the tasks that are delegating now."""
         return self._hops
 
-    def bind_url(self, supervisor: Supervisor, url: str) -> None:
+    def bind_url(self, supervisor: TaskRunner, url: str) -> None:
         """Record that ``supervisor`` is served at the base URL ``url``."""
         self._urls[supervisor] = url.rstrip("/")
 
-    def url_of(self, supervisor: Supervisor) -> str:
+    def url_of(self, supervisor: TaskRunner) -> str:
         """The base URL ``supervisor`` is served at (:attr:`public_url` when unbound)."""
         return self._urls.get(supervisor, self.public_url)
 

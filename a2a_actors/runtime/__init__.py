@@ -26,6 +26,7 @@ from .fanout import (
     Subscription as Subscription,
 )
 from .inprocess import InProcessClient as InProcessClient
+from .interfaces import AgentSpec as AgentSpec, TaskRunner as TaskRunner
 from .mailbox import Mailbox as Mailbox, MailboxStatistics as MailboxStatistics
 from .publication import Publication as Publication
 from .supervisor import (
@@ -41,6 +42,7 @@ __all__ = (
     "AdmissionStatistics",
     "Agent",
     "AgentHandler",
+    "AgentSpec",
     "Delegator",
     "EventObserver",
     "FanoutStatistics",
@@ -54,6 +56,7 @@ __all__ = (
     "SupervisorStatistics",
     "TaskActor",
     "TaskContext",
+    "TaskRunner",
     "agent",
     "as_agent",
 )

@@ -53,8 +53,8 @@ from .slot import RunSlot
 
 if TYPE_CHECKING:
     from ..protocol.state import TaskMachine
-    from .agent import Agent
     from .environment import ActorEnvironment
+    from .interfaces import AgentSpec
 
 __all__ = ("SHUTDOWN_TEXT", "STILL_WORKING_TEXT", "ActorStatistics", "ClientInput", "TaskActor")
 
@@ -152,7 +152,7 @@ class TaskActor:
         machine: TaskMachine,
         *,
         owner: str | None,
-        agent: Agent,
+        agent: AgentSpec,
         message: Message,
         extensions: frozenset[str],
         request_metadata: dict[str, Any] | None = None,

@@ -28,14 +28,14 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeAlias, overload
+from typing import TYPE_CHECKING, TypeAlias, overload
 
 from ..protocol.card import AgentExtension, AgentSkill
 from .handlers import check_handler
+from .interfaces import Delegator as Delegator
 from .middleware import AgentMiddleware, HandlerChain
 
 if TYPE_CHECKING:
-    from ..protocol.models import Message
     from .context import TaskContext
 
 __all__ = ("Agent", "AgentHandler", "Delegator", "agent", "as_agent")
@@ -166,19 +166,3 @@ def as_agent(obj: object) -> Agent:
         f"expected an Agent, an async function of a TaskContext or an object with an "
         f"async handle(ctx) method; got {type(obj).__name__}"
     )
-
-
-class Delegator(Protocol):
-    """How ``ctx.delegate`` reaches another agent; implemented by the orchestrator layer.
-
-    ``target`` is whatever the implementation understands (a URL, a local Agent, a
-    RemoteAgent...). The runtime passes the calling context so the implementation can
-    record correlation (trace, parent task, depth) and start child tasks, for example in
-    ``ctx.supervisor``.
-    """
-
-    async def delegate(
-        self, ctx: TaskContext, target: object, message: str | Message, **options: object
-    ) -> object:
-        """Run ``message`` on ``target`` on behalf of the task of ``ctx``."""
-        ...

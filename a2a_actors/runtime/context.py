@@ -37,23 +37,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 from uuid import uuid4
 
 from ..protocol.errors import UnsupportedOperationError
 from ..protocol.models import Artifact, Message, Part, Task, TaskState
 from .actions import agent_message as agent_message
+from .interfaces import AgentSpec, Delegator, TaskRunner
 
-# ``.agent`` and ``.supervisor`` are imported for the public types of ``ctx.agent``,
-# ``ctx.delegator`` and ``ctx.supervisor`` only: they are the one pair of imports that
-# close a circle (those modules import this one), and they are typing-only, as
-# tests/runtime/test_architecture.py checks. The actor is reached through ContextTarget.
 if TYPE_CHECKING:
     from ..protocol.state import TaskMachine
-    from .agent import Agent, Delegator
     from .publication import Publication
     from .slot import RunSlot
-    from .supervisor import Supervisor
 
 _NO_HEADERS: Mapping[str, str] = {}
 
@@ -71,7 +66,7 @@ class ContextTarget(Protocol):
     tenant: str
     headers: Mapping[str, str] | None
     resumed: bool
-    agent: Agent
+    agent: AgentSpec
     extensions: frozenset[str]
 
     @property
@@ -175,7 +170,7 @@ class TaskContext:
         return self._actor.resumed
 
     @property
-    def agent(self) -> Agent:
+    def agent(self) -> AgentSpec:
         """The agent running this task (the supervisor's, or a delegated local one)."""
         return self._actor.agent
 
@@ -205,14 +200,23 @@ class TaskContext:
         return self._actor.machine.metadata
 
     @property
-    def supervisor(self) -> Supervisor:
-        """The supervisor running this task (to start local child tasks)."""
-        return cast("Supervisor", self._actor.publication.env.supervisor)
+    def supervisor(self) -> TaskRunner:
+        """The supervisor running this task (to start local child tasks).
+
+        Raises:
+            UnsupportedOperationError: The task runs outside a supervisor (a part tested
+                alone).
+        """
+        runner = self._actor.publication.env.supervisor
+        if runner is None:
+            raise UnsupportedOperationError("this task runs outside a supervisor")
+        return runner
 
     @property
     def delegator(self) -> Delegator | None:
         """The delegator configured on the supervisor, if any."""
-        return self.supervisor.delegator
+        runner = self._actor.publication.env.supervisor
+        return runner.delegator if runner is not None else None
 
     # -- what the agent does -------------------------------------------------------------
 

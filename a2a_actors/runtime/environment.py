@@ -29,6 +29,7 @@ from typing import Protocol, final
 from ..protocol.models import StreamResponse
 from ..stores.base import TaskStore
 from .admission import Admission
+from .interfaces import TaskRunner
 
 __all__ = ("ActorEnvironment", "EndedTask", "EventObserver")
 
@@ -71,8 +72,8 @@ class ActorEnvironment:
     Args:
         store: Where tasks are written through.
         admission: The live-task cap and the running-slot queue.
-        supervisor: What ``ctx.supervisor`` returns to handlers (typed there: this module
-            is below the supervisor's).
+        supervisor: What ``ctx.supervisor`` returns to handlers; None for parts run
+            without one (``ctx.supervisor`` then raises).
         observers: Receive every published event.
         mailbox_size: Capacity of each task's inbox of client messages.
         subscriber_buffer: Events a subscriber may fall behind before it is dropped.
@@ -99,7 +100,7 @@ class ActorEnvironment:
         *,
         store: TaskStore,
         admission: Admission,
-        supervisor: object,
+        supervisor: TaskRunner | None = None,
         observers: Sequence[EventObserver] = (),
         mailbox_size: int = 64,
         subscriber_buffer: int = 256,

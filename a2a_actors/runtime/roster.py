@@ -47,6 +47,7 @@ from .actor import TaskActor
 from .agent import Agent
 from .environment import ActorEnvironment, EndedTask
 from .fanout import Subscription
+from .interfaces import AgentSpec
 from .retention import Retention
 from .spawning import Spawn
 
@@ -104,7 +105,7 @@ class TaskRoster:
         *,
         commit: bool,
         subscribe: bool = False,
-        agent: Agent | None = None,
+        agent: AgentSpec | None = None,
         headers: Mapping[str, str] | None = None,
         on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> tuple[TaskActor, Subscription | None]:

@@ -19,8 +19,8 @@ from ..protocol.errors import UnsupportedOperationError
 from ..protocol.models import Task
 from ..protocol.requests import SendMessageRequest
 from ..protocol.state import is_terminal
-from .agent import Agent
 from .fanout import Subscription
+from .interfaces import AgentSpec
 from .roster import TaskRoster
 
 __all__ = ("TaskStreams",)
@@ -40,7 +40,7 @@ class TaskStreams:
         *,
         caller: str | None = None,
         extensions: frozenset[str] = frozenset(),
-        agent: Agent | None = None,
+        agent: AgentSpec | None = None,
         headers: Mapping[str, str] | None = None,
         on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> AbstractAsyncContextManager[Subscription]:
@@ -53,7 +53,7 @@ class TaskStreams:
         request: SendMessageRequest,
         caller: str | None,
         extensions: frozenset[str],
-        agent: Agent | None,
+        agent: AgentSpec | None,
         headers: Mapping[str, str] | None,
         on_create: Callable[[Task], Awaitable[None]] | None,
     ) -> AsyncIterator[Subscription]:

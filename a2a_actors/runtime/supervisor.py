@@ -55,7 +55,6 @@ or unaccounted for.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -76,6 +75,7 @@ from .admission import Admission
 from .agent import Agent, Delegator, as_agent
 from .environment import ActorEnvironment, EventObserver
 from .fanout import Subscription
+from .interfaces import AgentSpec, SupervisorStatistics
 from .queries import TaskQueries
 from .retention import Retention
 from .roster import TaskRoster
@@ -83,35 +83,6 @@ from .spawning import actor_nursery
 from .streams import TaskStreams
 
 __all__ = ("EventObserver", "Supervisor", "SupervisorStatistics")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class SupervisorStatistics:
-    """The supervisor at one instant.
-
-    Attributes:
-        live_tasks: Non-terminal tasks, provisional ones included.
-        provisional_tasks: Live tasks not yet committed (not stored, not visible).
-        running_handlers: Handlers holding a running slot.
-        queued: Tasks waiting in SUBMITTED for a running slot.
-        interrupted: Tasks waiting for client input (INPUT_REQUIRED / AUTH_REQUIRED).
-        mailbox_depth: Client messages waiting in all mailboxes.
-        max_mailbox_depth: The deepest single mailbox.
-        subscribers: Current subscribers over all tasks.
-        dropped_subscribers: Subscribers dropped for falling behind, since start.
-        retained_tasks: Finished tasks tracked for retention (0 without retention).
-    """
-
-    live_tasks: int
-    provisional_tasks: int
-    running_handlers: int
-    queued: int
-    interrupted: int
-    mailbox_depth: int
-    max_mailbox_depth: int
-    subscribers: int
-    dropped_subscribers: int
-    retained_tasks: int
 
 
 def _uuid() -> str:
@@ -272,7 +243,7 @@ class Supervisor:
         *,
         caller: str | None = None,
         extensions: frozenset[str] = frozenset(),
-        agent: Agent | None = None,
+        agent: AgentSpec | None = None,
         headers: Mapping[str, str] | None = None,
         on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> Task | Message:
@@ -361,7 +332,7 @@ class Supervisor:
         *,
         caller: str | None = None,
         extensions: frozenset[str] = frozenset(),
-        agent: Agent | None = None,
+        agent: AgentSpec | None = None,
         headers: Mapping[str, str] | None = None,
         on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> AbstractAsyncContextManager[Subscription]:

@@ -29,7 +29,6 @@ def env(*observers: EventObserver) -> ActorEnvironment:
     return ActorEnvironment(
         store=MemoryTaskStore(),
         admission=Admission(max_live=None, max_running=None),
-        supervisor="the supervisor",
         observers=observers,
     )
 
@@ -38,7 +37,7 @@ def test_defaults() -> None:
     e = env()
     assert (e.observers, e.mailbox_size, e.subscriber_buffer) == ((), 64, 256)
     assert (e.keep_interrupted, e.evict, e.dropped_subscribers) == (False, None, 0)
-    assert e.supervisor == "the supervisor"
+    assert e.supervisor is None
     e.task_ended(Ended(), True)  # the default callback does nothing
 
 

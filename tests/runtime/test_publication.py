@@ -70,7 +70,6 @@ def make(
     env = ActorEnvironment(
         store=store,
         admission=Admission(max_live=None, max_running=None),
-        supervisor=object(),
         observers=[recorder],
         subscriber_buffer=8,
         task_ended=ends,
