@@ -181,6 +181,14 @@ class TaskMachine:
         cls._load(machine, task, version)
         return machine
 
+    def rollback(self, task: Task, version: int) -> None:
+        """Return to ``task`` at ``version``, the last snapshot that was stored, dropping
+        every change made since (the store refused them, so nobody saw them). The only way
+        out of a terminal state: one that was never stored did not happen."""
+        if version > self.version:
+            raise ValueError(f"cannot roll back to version {version} from {self.version}")
+        self._load(task, version)
+
     def _load(self, task: Task, version: int) -> None:
         self.status = task.status
         self._history = list(task.history)

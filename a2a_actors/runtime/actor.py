@@ -398,6 +398,10 @@ class TaskActor:
             return
         self.slot.release()
         try:
+            if failed and self.machine.terminal:
+                # The handler's final state never reached the store (that is the internal
+                # error): it did not happen, and the task fails instead.
+                publication.discard_unstored()
             if not self.machine.terminal:
                 publication.terminate(
                     _S.FAILED if failed else _S.CANCELED,

@@ -333,6 +333,15 @@ class Publication:
         if self._pending:
             await self.flush()
 
+    def discard_unstored(self) -> None:
+        """Forget every change since the last published snapshot (the store refused it, so
+        no reader saw it): the machine returns to that snapshot and queued events are
+        dropped. A no-op for a provisional task, which has no stored snapshot."""
+        published = self._published
+        if published is not None and self.machine.version > self._published_version:
+            self.machine.rollback(published, self._published_version)
+            self._pending = None
+
     def publish_unstored(self) -> None:
         """Publish the latest snapshot without storing it (the store failed), so that no
         waiter hangs; only for a committed task."""

@@ -211,6 +211,23 @@ def test_terminal_states_absorb_everything_but_metadata() -> None:
     )
 
 
+def test_rollback_returns_to_a_stored_snapshot_even_from_a_terminal_state() -> None:
+    m = new()
+    m.set_status(S.WORKING, timestamp=at(1))
+    stored, stored_version = m.snapshot(), m.version
+    before = observe(m)
+    m.add_artifact(art("x", "unstored"))
+    m.set_status(S.COMPLETED, timestamp=at(2), message=agent("a-done", "done"))
+    assert m.terminal
+    m.rollback(stored, stored_version)
+    assert observe(m) == before
+    assert not m.terminal
+    m.set_status(S.FAILED, timestamp=at(3))  # the way on from the stored state
+    assert m.version == stored_version + 1
+    with pytest.raises(ValueError, match=r"^cannot roll back to version 9 from 3$"):
+        m.rollback(stored, 9)
+
+
 def test_illegal_transition_leaves_everything_unchanged() -> None:
     m = new()
     m.add_user_message(user("u-1"))

@@ -314,12 +314,6 @@ class FlakyStore(MemoryTaskStore):
         await super().save(record)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime bug: when the store refuses a task's COMPLETED state, the reply still says "
-    "COMPLETED and the store keeps WORKING forever; abort() cannot turn the unstored terminal "
-    "state into FAILED (the machine is already terminal)",
-)
 async def test_a_failing_store_fails_the_task_and_keeps_the_runtime(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -136,6 +136,35 @@ async def test_a_failed_flush_keeps_its_events_for_the_next_one() -> None:
         assert stored.version == pub.published_version
 
 
+async def test_discard_unstored_forgets_a_final_state_the_store_refused() -> None:
+    with anyio.fail_after(5):
+        store = GatedStore()
+        pub, _, recorder, _ = make(store)
+        await pub.emit_status(S.WORKING)
+        store.fail = 1
+        with pytest.raises(OSError, match="disk full"):
+            await pub.emit_status(S.COMPLETED, message=agent_says("done"))
+        assert pub.machine.terminal
+        pub.discard_unstored()
+        assert pub.machine.state is S.WORKING
+        assert pub.machine.version == pub.published_version
+        pub.terminate(S.FAILED, agent_says("could not store"))
+        await pub.flush()
+        states = [state_of(e) for e in recorder.for_task("t-1")]
+        assert states == [S.SUBMITTED, S.WORKING, S.FAILED]  # COMPLETED was never seen
+        stored = await store.get("t-1")
+        assert stored is not None
+        assert stored.task.status.state is S.FAILED
+        assert pub.ended
+
+
+async def test_discard_unstored_leaves_a_provisional_task_alone() -> None:
+    pub, _, _, _ = make()
+    version = pub.machine.version
+    pub.discard_unstored()
+    assert (pub.machine.version, pub.committed) == (version, False)
+
+
 async def test_an_illegal_change_raises_and_changes_nothing() -> None:
     with anyio.fail_after(5):
         pub, _, recorder, _ = make()
