@@ -10,3 +10,5 @@ ceiling (:mod:`.calibrate`) and reports (:mod:`.report`). :mod:`.cli` is the com
 
 This package imports nothing at package level, so a worker process starts quickly.
 """
+
+__all__ = ()

@@ -31,7 +31,7 @@ from .target import (
 )
 from .workloads import WORKLOADS
 
-__all__ = ("add_bench_command", "main", "register")
+__all__ = ("add_bench_command", "main", "register", "run")
 
 
 def _positive_int(text: str) -> int:

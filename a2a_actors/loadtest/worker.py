@@ -26,7 +26,7 @@ from .requests import RequestBuilder
 from .target import Endpoint
 from .workloads import WORKLOADS
 
-__all__ = ("main", "plan")
+__all__ = ("main", "plan", "serve")
 
 
 def plan(
