@@ -11,8 +11,9 @@ import anyio
 from a2a_actors.protocol.card import AgentSkill
 from a2a_actors.runtime import Agent, TaskContext, agent
 from a2a_actors.server import ServerConfig, serve
+from orchestrator import sequence
 
-__all__ = ("reverser", "served", "upper")
+__all__ = ("pipeline", "reverser", "served", "upper")
 
 
 @agent(
@@ -44,3 +45,7 @@ async def served(target: Agent | object, config: ServerConfig | None = None) -> 
             yield url
         finally:
             tg.cancel_scope.cancel()
+
+
+#: A pipeline whose steps are names, found in the registry when it runs.
+pipeline = sequence("upper", "reverser", name="shout-and-mirror")
