@@ -2,8 +2,9 @@
 
 ``A2AClient`` has one typed coroutine per A2A method, over JSON-RPC or HTTP+JSON;
 ``A2AClient.connect(url)`` discovers the card and picks the interface; ``RemoteAgent`` makes
-a remote agent look like a local one (sessions, interrupt, an LLM tool adapter). See
-docs/client.md.
+a remote agent look like a local one (sessions, interrupt, an LLM tool adapter). Agents are
+found by name in a registry (``registry``; docs/registry.md), and every call can go through
+caller-side middleware (``middleware``; docs/middleware.md). See docs/client.md.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ from .legacy_transport import (
     TasksSendTransport as TasksSendTransport,
 )
 from .methods import A2AMethods as A2AMethods, text_message as text_message
+from .middleware import ClientCall as ClientCall, ClientMiddleware as ClientMiddleware
+from .registry import (
+    Registry as Registry,
+    RegistryEntry as RegistryEntry,
+    StaticRegistry as StaticRegistry,
+    UnknownAgentError as UnknownAgentError,
+    open_registry as open_registry,
+)
+from .registry_wellknown import WellKnownRegistry as WellKnownRegistry
 from .remote_agent import (
     AgentTool as AgentTool,
     CallResult as CallResult,
@@ -58,22 +68,30 @@ __all__ = (
     "AuthHook",
     "CallResult",
     "CardCache",
+    "ClientCall",
+    "ClientMiddleware",
     "CredentialsAuth",
     "EventStream",
     "JSONRPCTransport",
     "LegacyTransport",
     "RESTTransport",
+    "Registry",
+    "RegistryEntry",
     "RemoteAgent",
     "RemoteStream",
     "Session",
+    "StaticRegistry",
     "StreamChunk",
     "StreamInterruptedError",
     "TaskView",
     "TasksSendTransport",
     "Timeouts",
     "Transport",
+    "UnknownAgentError",
+    "WellKnownRegistry",
     "discover",
     "make_transport",
+    "open_registry",
     "parse_card",
     "request_headers",
     "resolve_interface",
