@@ -1,28 +1,39 @@
 """The load of ``bench_http.py``: the requests, and the two load generators that send them.
 
-The request bytes and the rule for a failed response are the same for every server and
-generator. :func:`run_builtin` measures with ``servers/loadgen.py`` processes,
-:func:`run_wrk` with ``wrk`` and the Lua script of :func:`wrk_script`; both report a
-:class:`Measured`, with the server's CPU time sampled during the window.
+Each generator sends every server the same request, a JSON-RPC SendMessage (or
+SendStreamingMessage) of :data:`TEXT`. :func:`run_wrk` measures with ``wrk`` and the Lua
+script of :func:`wrk_script` (the bytes of :func:`request_body` every time; an error is
+what :func:`response_failure` says). :func:`run_builtin` measures with the ``a2a-actors
+bench`` generator (:mod:`a2a_actors.loadtest`, through its Python API), which gives each
+message a fresh ``messageId`` and checks every answer as that tool does (its failures
+include those of :func:`response_failure`). Both report a :class:`Measured`, with the
+server's CPU time sampled during the window.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import math
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _http_servers import SERVERS, Pinning, Server, _cpu_seconds
+from _http_servers import Pinning, Server, _cpu_seconds
+
+from a2a_actors.loadtest.engine import Load as GeneratorLoad
+from a2a_actors.loadtest.requests import load_message
+from a2a_actors.loadtest.runner import Options, measure
+from a2a_actors.loadtest.target import BenchError, Endpoint
 
 WORKLOADS = ("send", "stream")
 #: The user text of every request.
 TEXT = "hello from bench_http"
+#: The longest one exchange of the built-in generator may take (as wrk's ``--timeout 10s``).
+_TIMEOUT_S = 10.0
 
 
 # --------------------------------------------------------------------------- requests
@@ -46,15 +57,6 @@ def request_headers(workload: str) -> dict[str, str]:
     if workload == "stream":
         headers["Accept"] = "text/event-stream"
     return headers
-
-
-def raw_request(host: str, port: int, path: str, workload: str) -> bytes:
-    """The complete HTTP/1.1 request bytes the built-in load generator sends."""
-    body = request_body(workload)
-    lines = [f"POST {path} HTTP/1.1", f"Host: {host}:{port}"]
-    lines += [f"{name}: {value}" for name, value in request_headers(workload).items()]
-    lines.append(f"Content-Length: {len(body)}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
 def response_failure(workload: str, status: int, body: bytes) -> str | None:
@@ -103,12 +105,11 @@ class Load:
 class Measured:
     """What a load generator reports for one point."""
 
-    completed: int  #: responses completed in the window
+    completed: int  #: successful responses (or streams) completed in the window
     duration_s: float  #: the window's length
     errors: int
-    latencies_ms: list[float]
-    p50_ms: float | None = None  # when the generator computes percentiles itself (wrk)
-    p99_ms: float | None = None
+    p50_ms: float  #: NaN when nothing completed
+    p99_ms: float
     loadgen_cpu_s: float | None = None
     server_cpu_s: float | None = None
     samples: tuple[str, ...] = ()
@@ -125,52 +126,82 @@ def _sample_server_cpu(server: Server, start: float, stop: float) -> float | Non
     return after - before
 
 
+class _ServerCpu:
+    """A progress callback of the built-in generator that samples the server's CPU time.
+
+    The generator calls it about every 0.2 s with the fraction of warm-up plus window
+    elapsed; the samples taken inside the window give the server's CPU seconds per second.
+    """
+
+    def __init__(self, pid: int, window_from: float) -> None:
+        self._pid = pid
+        self._window_from = window_from
+        self._samples: list[tuple[float, float]] = []
+
+    def __call__(self, label: str, fraction: float) -> None:
+        if fraction >= self._window_from:
+            cpu = _cpu_seconds(self._pid)
+            if cpu is not None:
+                self._samples.append((time.monotonic(), cpu))
+
+    def share(self) -> float | None:
+        """CPU seconds per second between the first and last sample; None without two."""
+        if len(self._samples) < 2:
+            return None
+        (t0, cpu0), (t1, cpu1) = self._samples[0], self._samples[-1]
+        return (cpu1 - cpu0) / (t1 - t0) if t1 > t0 else None
+
+
 def run_builtin(server: Server, load: Load, pinning: Pinning, workers: int) -> Measured:
-    """Measure with ``workers`` processes of ``servers/loadgen.py`` sharing the connections."""
+    """Measure with the ``a2a-actors bench`` generator (:mod:`a2a_actors.loadtest`).
+
+    ``workers`` generator processes share the connections, each in a closed loop of one
+    request per connection; they run on the load-generator CPUs (they inherit this
+    process's CPUs, set as ``taskset`` would for the duration). Every answer is checked
+    (a JSON-RPC error, a stream that does not end COMPLETED, a wrong state are errors).
+    """
     path = server.setup.path(load.workload)
-    with tempfile.TemporaryDirectory() as tmp:
-        request_file = Path(tmp) / "request.bin"
-        request_file.write_bytes(raw_request(server.host, server.port, path, load.workload))
-        workers = max(1, min(workers, load.connections))
-        start_at = time.time() + 0.3 + 0.1 * workers
-        processes = []
-        for index in range(workers):
-            share = load.connections // workers + (index < load.connections % workers)
-            command = [
-                sys.executable,
-                str(SERVERS / "loadgen.py"),
-                f"--host={server.host}",
-                f"--port={server.port}",
-                f"--request-file={request_file}",
-                f"--connections={share}",
-                f"--mode={load.workload}",
-                f"--start-at={start_at}",
-                f"--warmup={load.warmup}",
-                f"--duration={load.duration}",
-            ]
-            cpus = (pinning.loadgen[index % len(pinning.loadgen)],) if pinning.enabled else ()
-            processes.append(
-                subprocess.Popen(
-                    pinning.wrap(command, cpus), stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
-                )
-            )
-        measure_from = start_at + load.warmup
-        server_cpu = _sample_server_cpu(server, measure_from, measure_from + load.duration)
-        results = []
-        for process in processes:
-            out, _ = process.communicate(timeout=load.warmup + load.duration + 60)
-            if process.returncode != 0:
-                raise RuntimeError(f"load generator failed (exit {process.returncode})")
-            results.append(json.loads(out))
-    latencies = [us / 1000 for result in results for us in result["latencies_us"]]
+    endpoint = Endpoint(
+        name=server.setup.name,
+        url=server.url + path,
+        binding="jsonrpc",
+        host=server.host,
+        port=server.port,
+        path=path,
+    )
+    options = Options(
+        workload=load.workload,
+        message=load_message(TEXT, None),
+        load=GeneratorLoad(
+            connections=load.connections,
+            concurrency=load.connections,
+            rate=None,
+            warmup=load.warmup,
+            duration=load.duration,
+            timeout=_TIMEOUT_S,
+        ),
+        processes=max(1, min(workers, load.connections)),
+    )
+    total = load.warmup + load.duration
+    server_cpu = _ServerCpu(server.process.pid, load.warmup / total if total else 0.0)
+    try:
+        with pinning.applied(pinning.loadgen):
+            tally = measure(endpoint, options, server.setup.name, server_cpu)
+    except BenchError as exc:
+        raise RuntimeError(f"load generator failed: {exc}") from None
+    share = server_cpu.share()
+    latency = tally.latency
     return Measured(
-        completed=sum(result["completed"] for result in results),
-        duration_s=load.duration,
-        errors=sum(result["errors"] for result in results),
-        latencies_ms=latencies,
-        loadgen_cpu_s=sum(result["cpu_s"] for result in results),
-        server_cpu_s=server_cpu,
-        samples=tuple(sample for result in results for sample in result["error_samples"]),
+        completed=tally.ok,
+        duration_s=tally.window_s or load.duration,
+        errors=tally.failed,
+        p50_ms=latency.percentile(50) / 1000 if latency.count else math.nan,
+        p99_ms=latency.percentile(99) / 1000 if latency.count else math.nan,
+        loadgen_cpu_s=tally.cpu_s,
+        server_cpu_s=None if share is None else share * load.duration,
+        samples=tuple(
+            f"{kind}: {sample}" for kind, samples in tally.samples.items() for sample in samples
+        ),
     )
 
 
@@ -259,7 +290,6 @@ def run_wrk(server: Server, load: Load, pinning: Pinning, threads: int) -> Measu
         completed=data["requests"],
         duration_s=data["duration_us"] / 1e6 or float(seconds),
         errors=data["bad"] + data["socket_errors"],
-        latencies_ms=[],
         p50_ms=data["p50_us"] / 1000,
         p99_ms=data["p99_us"] / 1000,
         loadgen_cpu_s=wrk_cpu,

@@ -101,6 +101,20 @@ class Pinning:
             return list(command)
         return ["taskset", "-c", _cpu_list(cpus), *command]
 
+    @contextmanager
+    def applied(self, cpus: tuple[int, ...]) -> Iterator[None]:
+        """Run the block with this process on ``cpus``, as ``taskset`` would: the processes
+        it starts meanwhile inherit them. The process's own CPUs come back afterwards."""
+        if not self.enabled:
+            yield
+            return
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, cpus)
+        try:
+            yield
+        finally:
+            os.sched_setaffinity(0, before)
+
 
 def _cpu_list(cpus: Sequence[int]) -> str:
     if len(cpus) > 1 and list(cpus) == list(range(cpus[0], cpus[-1] + 1)):

@@ -32,14 +32,15 @@ connections, each sending its next request as soon as its previous answer is com
   streams.
 
 Load generator (``--loadgen``): ``wrk`` with a generated Lua script when it is on PATH,
-otherwise the built-in generator (``benchmarks/servers/loadgen.py``: raw sockets, epoll,
-pre-built request bytes, one process per load-generator CPU). The
-``http.loadgen-ceiling`` results measure the generator against a trivial server
-(``benchmarks/servers/trivial.py``, a bare ``asyncio.Protocol``) at the highest
-concurrency: as long as that is far above the best setup, the generator is not the
-bottleneck. ``loadgen_cpu_pct`` and ``server_cpu_pct`` (the share of one CPU each side used
-during the window) say the same from the other end: the server saturates its CPU, the
-generator does not.
+otherwise the built-in one: the generator of ``a2a-actors bench``
+(:mod:`a2a_actors.loadtest`: raw sockets, epoll, pre-built requests, one process per
+load-generator CPU), which checks every answer as that command does, so a malformed answer
+or a wrong task state is an error too. The ``http.loadgen-ceiling`` results measure the
+generator against a trivial server (``benchmarks/servers/trivial.py``, a bare
+``asyncio.Protocol``) at the highest concurrency: as long as that is far above the best
+setup, the generator is not the bottleneck. ``loadgen_cpu_pct`` and ``server_cpu_pct``
+(the share of one CPU each side used during the window) say the same from the other end:
+the server saturates its CPU, the generator does not.
 
 Results (``--json``: one object per line): ``name`` (``http.send``, ``http.stream``,
 ``http.loadgen-ceiling``, ``http.ratio``), ``setup``, ``backend``, ``workload``,
@@ -65,7 +66,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from _common import emit, make_parser, percentile, versions
+from _common import emit, make_parser, versions
 
 # The servers under test and the load generators live in sibling modules; the names they
 # had here stay importable from ``bench_http`` (the ``x as x`` ones are re-exports: the
@@ -76,7 +77,6 @@ from _http_load import (
     Measured as Measured,
     _wrk_version,
     check_once,
-    raw_request as raw_request,
     request_body as request_body,
     request_headers as request_headers,
     response_failure as response_failure,
@@ -132,10 +132,6 @@ def measure(name: str, server: Server, load: Load, options: Options) -> dict[str
     errors = measured.errors + (failure is not None)
     for sample in measured.samples:
         print(f"{server.setup.name} {load.workload}: {sample}", file=sys.stderr)
-    p50 = measured.p50_ms if measured.p50_ms is not None else percentile(measured.latencies_ms, 0.5)
-    p99 = (
-        measured.p99_ms if measured.p99_ms is not None else percentile(measured.latencies_ms, 0.99)
-    )
     result: dict[str, Any] = {
         "name": name,
         "setup": server.setup.name,
@@ -143,8 +139,8 @@ def measure(name: str, server: Server, load: Load, options: Options) -> dict[str
         "workload": load.workload,
         "concurrency": load.connections,
         "requests_per_s": round(measured.completed / duration, 1),
-        "p50_ms": _round(p50),
-        "p99_ms": _round(p99),
+        "p50_ms": _round(measured.p50_ms),
+        "p99_ms": _round(measured.p99_ms),
         "errors": errors,
         "completed": measured.completed,
         "duration_s": round(duration, 3),
@@ -271,7 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--duration", type=float, default=None, help="seconds per point")
     parser.add_argument("--warmup", type=float, default=None, help="seconds before each point")
-    parser.add_argument("--loadgen", choices=("auto", "wrk", "builtin"), default="auto")
+    parser.add_argument(
+        "--loadgen",
+        choices=("auto", "wrk", "builtin"),
+        default="auto",
+        help="wrk, or builtin: the a2a-actors bench generator (default auto: wrk when on PATH)",
+    )
     parser.add_argument("--workers", type=int, default=None, help="load generator processes")
     parser.add_argument(
         "--rounds",

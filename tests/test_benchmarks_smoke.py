@@ -38,6 +38,8 @@ HTTP_KEYS = {
     "duration_s",
     "loadgen",
     "cpu_pinning",
+    "server_cpu_pct",
+    "loadgen_cpu_pct",
     "versions",
 }
 RATIO_KEYS = {"name", "workload", "setup", "versus", "concurrency", "metric", "ratio", "target"}
@@ -79,6 +81,10 @@ def check_http(results: list[dict[str, Any]], loadgen: str) -> None:
         assert result["loadgen"] == loadgen
         assert result["completed"] > 0, result  # it did measure something
         assert result["requests_per_s"] > 0, result
+        assert result["p50_ms"] is not None, result
+        assert result["p99_ms"] >= result["p50_ms"], result
+        for key in ("server_cpu_pct", "loadgen_cpu_pct"):  # sampled on Linux by both
+            assert isinstance(result[key], int | float), result
     for result in (r for r in results if r["name"] == "http.ratio"):
         assert result.keys() >= RATIO_KEYS, RATIO_KEYS - result.keys()
         assert result["ratio"] > 0
@@ -88,7 +94,8 @@ def check_http(results: list[dict[str, Any]], loadgen: str) -> None:
 def test_script_quick_json(script: str) -> None:
     args = [str(BENCHMARKS / f"{script}.py"), "--quick", "--json"]
     if script == "bench_http":
-        args.append("--loadgen=builtin")  # what CI has; the wrk path is tested below
+        # the a2a-actors bench generator (what CI has); the wrk path is tested below
+        args.append("--loadgen=builtin")
     results = run_json(*args)
     for result in results:
         check_common(result)

@@ -7,7 +7,9 @@ HTTP to find where each request ends (headers plus ``Content-Length`` bytes) and
 ``POST /stream`` with a chunked three-event SSE body and everything else with a fixed JSON
 body (both the size of the bare Quart answers). No framework: it is many times faster than
 any real server, so what a load generator achieves against it is the load generator's own
-ceiling (the ``http.loadgen-ceiling`` results of ``bench_http.py``).
+ceiling (the ``http.loadgen-ceiling`` results of ``bench_http.py``). The answers are valid
+A2A 1.0 JSON-RPC results (a completed task; status updates ending COMPLETED), so the
+built-in generator, which checks every answer, counts them as successes.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import socket
 import sys
 from typing import Final
 
-_JSON: Final = (
-    b'{"jsonrpc":"2.0","id":1,"result":{"task":{"status":{"state":"TASK_STATE_COMPLETED"}}}}'
+_JSON: Final = (  # a task id and a final state: what a validating generator checks
+    b'{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t-1",'
+    b'"status":{"state":"TASK_STATE_COMPLETED"}}}}'
 )
 _BODY: Final = _JSON + b" " * (510 - len(_JSON))  # the size of the bare Quart answer
 SEND_RESPONSE: Final = (
