@@ -102,12 +102,15 @@ class ScopeHeaders:
 
 
 def _query(scope: Scope) -> Mapping[str, str]:
-    """The query arguments (the first value of each name), decoded as Quart decodes them."""
+    """The query arguments (the first value of each name), decoded as Quart decodes them
+    (never raising: bytes that are not UTF-8 are replaced, where Quart answered 500)."""
     raw: bytes = scope.get("query_string", b"")
     if not raw:
         return _NO_QUERY
     first: dict[str, str] = {}
-    for name, value in parse_qsl(raw.decode(), keep_blank_values=True, errors="werkzeug.url_quote"):
+    for name, value in parse_qsl(
+        raw.decode("utf-8", "replace"), keep_blank_values=True, errors="werkzeug.url_quote"
+    ):
         first.setdefault(name, value)
     return first
 

@@ -301,14 +301,7 @@ def admit(
         except ContentTypeNotSupportedError as exc:
             return rest_error_answer(exc, status=415, headers=response_headers)
     return _RestCall(
-        service,
-        ctx,
-        unary,
-        streaming,
-        _Inputs(path, dict(query), b"", tenant),
-        headers,
-        response_headers,
-        read,
+        service, ctx, unary, streaming, path, dict(query), tenant, headers, response_headers, read
     )
 
 
@@ -320,7 +313,9 @@ class _RestCall:
     ctx: CallContext
     unary: Unary | None
     streaming: Streaming | None
-    inputs: _Inputs
+    path: dict[str, str]
+    query: dict[str, str]
+    tenant: str
     headers: HeaderLookup
     response_headers: Mapping[str, str]
     read: bool
@@ -331,10 +326,10 @@ class _RestCall:
     def respond(self, body: bytes) -> Answer | StreamCall | Coroutine[Any, Any, Answer]:
         headers = self.response_headers
         try:
-            version = requested_version(self.headers, self.inputs.query)
+            version = requested_version(self.headers, self.query)
             if not is_supported_v1(version):
                 raise version_error(version)
-            inputs = _Inputs(self.inputs.path, self.inputs.query, body, self.inputs.tenant)
+            inputs = _Inputs(self.path, self.query, body, self.tenant)
             if self.streaming is not None:
                 factory = self.streaming(self.service.methods, inputs, self.ctx)
                 return StreamCall(factory, REST, None, headers)

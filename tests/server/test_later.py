@@ -41,20 +41,22 @@ async def test_a_call_due_now_runs_without_waiting_for_a_tick() -> None:
 
 
 async def test_calls_close_together_share_a_wake_up() -> None:
-    later = Later(tick=0.05)
+    # Delays well above a loaded machine's scheduling delays: a timer task that starts
+    # after its first call is due runs it at once, without sleeping a tick.
+    later = Later(tick=0.4)
     ran: list[float] = []
     done = anyio.Event()
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             later.attach(tg)
             start = anyio.current_time()
-            later.call(0.01, lambda: ran.append(anyio.current_time()))
-            later.call(0.02, lambda: ran.append(anyio.current_time()))
-            later.call(0.02, done.set)
+            later.call(0.1, lambda: ran.append(anyio.current_time()))
+            later.call(0.2, lambda: ran.append(anyio.current_time()))
+            later.call(0.2, done.set)
             await done.wait()
-    # The task slept a whole tick, not 10 ms, then made both calls in one go.
-    assert ran[0] >= start + 0.05
-    assert ran[1] - ran[0] < 0.01
+    # The task slept a whole tick, not 100 ms, then made both calls in one go.
+    assert ran[0] >= start + 0.4
+    assert ran[1] - ran[0] < 0.05
 
 
 async def test_without_a_task_group_calls_are_dropped() -> None:
