@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from functools import partial
 
 import anyio
 import pytest
@@ -14,6 +15,7 @@ from a2a_actors.protocol import Message, Task, TaskState
 from a2a_actors.runtime import Agent, InProcessClient, Supervisor, TaskContext, agent
 from a2a_actors.runtime.middleware import AgentNext, HandlerChain, log_calls, watched
 from a2a_actors.server import ServerConfig, serve
+from orchestrator.serving import serve as serve_orchestrated
 
 pytestmark = pytest.mark.anyio
 
@@ -257,3 +259,17 @@ async def test_served_with_config_middleware_over_http() -> None:
             tg.cancel_scope.cancel()
     assert status_text(task) == "[hi]"
     assert log == ["anonymous"]
+
+
+async def test_orchestrator_serve_applies_config_middleware() -> None:
+    async def tag(ctx: TaskContext, next: AgentNext) -> object:
+        return f"<{await next(ctx)}>"
+
+    config = ServerConfig(middleware=(tag,))
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            url = await tg.start(partial(serve_orchestrated, _echo, config=config))
+            async with await A2AClient.connect(url) as client:
+                task = as_task(await client.send_message("hi"))
+            tg.cancel_scope.cancel()
+    assert status_text(task) == "<hi>"
