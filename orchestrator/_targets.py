@@ -199,6 +199,10 @@ class Targets:
                     entry = await registry.resolve(name)
         except A2AError as exc:  # UnknownAgentError (close matches), card or connection
             raise DelegationError(str(exc), origin_agent=name) from exc
+        except (OSError, ValueError, RuntimeError) as exc:  # the registry cannot be opened
+            raise DelegationError(
+                f"cannot look {name!r} up in the registry: {exc}", origin_agent=name
+            ) from exc
         return entry.url
 
     def _http_client(self) -> httpx.AsyncClient:

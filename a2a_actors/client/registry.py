@@ -177,7 +177,9 @@ class Watchers:
     async def watch(
         self, current: Iterable[RegistryChange]
     ) -> AsyncIterator[AsyncIterator[RegistryChange]]:
-        send, receive = anyio.create_memory_object_stream[RegistryChange](self._buffer)
+        current = list(current)
+        size = len(current) + self._buffer
+        send, receive = anyio.create_memory_object_stream[RegistryChange](size)
         for change in current:
             send.send_nowait(change)
         self._sends.add(send)
@@ -246,9 +248,9 @@ class StaticRegistry:
 
     async def publish(self, card: AgentCard, url: str) -> None:
         """Register ``card`` under ``card.name`` at ``url`` (in this object only)."""
-        self._urls[card.name] = _checked_url(card.name, url)
+        base = self._urls[card.name] = _checked_url(card.name, url)
         self._cards[card.name] = card
-        self._watchers.send_nowait(RegistryChange(card.name, RegistryEntry(card.name, url, card)))
+        self._watchers.send_nowait(RegistryChange(card.name, RegistryEntry(card.name, base, card)))
 
     async def withdraw(self, name: str) -> None:
         """Forget ``name`` (in this object only)."""

@@ -19,6 +19,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import anyio
 import anyio.abc
+import sniffio
 
 from a2a_actors.cluster.connection import ClusterConnection
 from a2a_actors.cluster.directory import (
@@ -75,7 +76,10 @@ class NatsRegistry:
         Raises:
             ClusterUnavailableError: NATS unreachable, or it did not answer in time.
             ValueError: No URL, ``ttl`` below 1 s, or a bound that is not positive.
+            RuntimeError: Not running on asyncio.
         """
+        if sniffio.current_async_library() != "asyncio":
+            raise RuntimeError("a NATS registry needs the asyncio backend (nats-py)")
         async with ClusterConnection.open(
             urls, cluster="registry", timeout=timeout, connect_timeout=connect_timeout
         ) as conn:
@@ -111,7 +115,10 @@ class NatsRegistry:
             raise
 
     async def withdraw(self, name: str) -> None:
-        """Remove ``name``'s entry, whoever published it.
+        """Remove ``name``'s entry now, and stop refreshing it if this registry published it.
+
+        An entry another live process publishes comes back at its next refresh (within a
+        third of the TTL): to take a served agent out, stop it or its registration.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.

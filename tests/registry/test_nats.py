@@ -64,7 +64,7 @@ async def test_publish_resolve_withdraw_and_list(tmp_path: Path) -> None:
             assert [e.name for e in await reader.list()] == ["reverser", "upper"]
             with pytest.raises(UnknownAgentError, match="did you mean 'reverser'"):
                 await reader.resolve("reverse")
-            await reader.withdraw("reverser")  # anyone may withdraw
+            await publisher.withdraw("reverser")  # stops refreshing it too
             with pytest.raises(UnknownAgentError):
                 await reader.resolve("reverser")
             async with await A2AClient.connect("upper", registry=reader) as client:
