@@ -18,6 +18,7 @@ import pytest
 from quart import Quart
 from quart.testing import QuartClient
 
+from a2a_actors.runtime import TaskContext, agent
 from a2a_actors.server import ServerConfig, create_app
 
 from .agents import EXTENSION, scenario_agent
@@ -399,3 +400,40 @@ async def test_an_early_refusal_waits_a_little_for_the_rest_of_a_small_body(
                 assert connection.status_code == 401
                 assert dict(connection.headers)["connection"] == "close"
                 assert json.loads(data)["error"]["code"] == -32051
+
+
+async def test_a_unary_call_whose_client_leaves_runs_to_its_end() -> None:
+    # docs/architecture.md: once the body is read, a unary call is not watched for a
+    # disconnect on any path; the task finishes and only the answer is dropped.
+    started, release = anyio.Event(), anyio.Event()
+    task_ids: list[str] = []
+
+    @agent(name="gated")
+    async def gated(ctx: TaskContext) -> str:
+        task_ids.append(ctx.task_id)
+        started.set()
+        await release.wait()
+        return "finished"
+
+    body = envelope("SendMessage", send_params("hello"))
+    with anyio.fail_after(TIMEOUT):
+        app = create_app(gated)
+        async with app.test_app() as test_app:
+            client: QuartClient = test_app.test_client()  # type: ignore[assignment]
+            for path in ("/", "/?via=query"):
+                started, release = anyio.Event(), anyio.Event()
+                connection: Any
+                async with client.request(path, method="POST", headers=JSON_HEADERS) as connection:
+                    await connection.send(body)
+                    await connection.send_complete()
+                    await started.wait()
+                    await connection.disconnect()
+                    # A watcher, were there one, has now seen the disconnect and cancelled.
+                    await anyio.wait_all_tasks_blocked()
+                    release.set()
+                status, _, answer = await post(
+                    client, "/", envelope("GetTask", {"id": task_ids[-1]})
+                )
+                assert status == 200
+                state = json.loads(answer)["result"]["status"]["state"]
+                assert state == "TASK_STATE_COMPLETED", path
