@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from a2a_actors.runtime import Supervisor, as_agent
+from a2a_actors.runtime import Supervisor
 from a2a_actors.server import ServerConfig, serve as serve_app
 
 from .delegator import Orchestrator
@@ -74,10 +74,11 @@ async def serve(
         options["max_running"] = config.max_running
     orch = orchestrator if orchestrator is not None else Orchestrator()
     options["delegator"] = orch
-    if config.middleware:  # around the handler, inside the hop (the served Supervisor is ours)
-        agent = dataclasses.replace(as_agent(agent), middleware=config.middleware)
+    served = orchestrated(agent)
+    if config.middleware:  # the Supervisor is ours, so the middleware is applied here
+        served = dataclasses.replace(served, middleware=config.middleware)
         config = config.replace(middleware=())
-    supervisor = Supervisor(orchestrated(agent), **options)
+    supervisor = Supervisor(served, **options)
     try:
         async with anyio.create_task_group() as tg:
             await tg.start(supervisor.run)
