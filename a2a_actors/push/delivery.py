@@ -180,12 +180,18 @@ class PushDelivery:
     # -- observer side (sync, never blocks) --------------------------------------------
 
     def task_event(
-        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool
+        self,
+        task_id: str,
+        owner: str | None,
+        event: StreamResponse,
+        *,
+        terminal: bool,
+        version: int = 0,
     ) -> None:
         """Queue ``event`` for every config of the task. Never blocks; messages are skipped.
 
         ``terminal`` marks the task's last event: once it is dealt with, each config it was
-        queued for is retired (see the module docstring).
+        queued for is retired (see the module docstring). ``version`` is not used.
         """
         if event.message is not None:
             return

@@ -373,7 +373,10 @@ class TaskActor:
                     with anyio.CancelScope(shield=True):
                         await self._finish_canceled()
                 elif isinstance(exc, Exception):  # a bug or a broken store: this task only
-                    logger.exception("task %s: internal error; failing the task", self.task_id)
+                    if publication.lost:  # another writer won (WriteLostError): stop here
+                        logger.info("task %s: stopped, another node wrote it", self.task_id)
+                    else:
+                        logger.exception("task %s: internal error; failing the task", self.task_id)
                     with anyio.CancelScope(shield=True):
                         await self.abort("internal error", failed=True)
                 else:  # the supervisor is shutting down (or the process is exiting)
@@ -419,12 +422,16 @@ class TaskActor:
 
     async def _finish_canceled(self) -> None:
         publication = self.publication
+        if publication.lost:  # another writer won (see Publication.flush)
+            return
         if not self.machine.terminal:
             publication.terminate(_S.CANCELED, None, self._cancel)
         await publication.flush_pending()
 
     async def _finish_error(self, error: Exception) -> None:
         publication = self.publication
+        if publication.lost:  # another writer won (see Publication.flush)
+            return
         if self.machine.terminal:
             logger.warning(
                 "task %s: agent raised after the task ended; ignored",

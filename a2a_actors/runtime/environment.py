@@ -14,7 +14,13 @@ Contract, for whoever builds one:
   task's final state is published or the task is discarded (``stored`` false: it was never
   committed); it must not block or raise;
 * ``evict``, when set, is awaited by the actor after ``task_ended``, from the actor's task;
-* :meth:`ActorEnvironment.notify` never raises: an observer's exception is logged.
+* :meth:`ActorEnvironment.notify` never raises: an observer's exception is logged;
+* a ``store`` whose writes can lose to another writer (a cluster) raises
+  :class:`WriteLostError` from ``save``: the actor then publishes the record that won,
+  stops, and writes nothing more;
+* ``remote``, when set, answers for tasks stored without a local actor (their actor runs
+  on another node): cancel, input and subscriptions are forwarded to it. None (embedded):
+  such a task is one a previous process left, handled locally.
 
 One environment is shared by every actor of a supervisor, so it holds nothing per task;
 ``dropped_subscribers`` is a counter the actors add to.
@@ -24,14 +30,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, final
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Protocol, final
 
-from ..protocol.models import StreamResponse
-from ..stores.base import TaskStore
+from ..protocol.models import Message, StreamResponse, Task
+from ..protocol.requests import SendMessageRequest
+from ..stores.base import StoredTask, TaskStore
 from .admission import Admission
 from .interfaces import TaskRunner
 
-__all__ = ("ActorEnvironment", "EndedTask", "EventObserver")
+if TYPE_CHECKING:
+    from .fanout import Subscription
+
+__all__ = ("ActorEnvironment", "EndedTask", "EventObserver", "RemoteTasks", "WriteLostError")
 
 logger = logging.getLogger("a2a_actors.runtime")
 
@@ -42,13 +53,65 @@ class EventObserver(Protocol):
     Called synchronously, in order, for every event of every committed task (its initial
     Task, then status and artifact updates) after the change is in the store. Must not
     block or await: enqueue with ``send_nowait`` and return. An exception is logged and
-    ignored. ``terminal`` is true for the status update that ends the task.
+    ignored. ``terminal`` is true for the status update that ends the task; ``version`` is
+    the task version the event produced (0 when the runtime does not know it: a task a
+    previous process left, settled at start-up).
     """
 
     def task_event(
-        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool
+        self,
+        task_id: str,
+        owner: str | None,
+        event: StreamResponse,
+        *,
+        terminal: bool,
+        version: int = 0,
     ) -> None:
         """Observe one published event."""
+        ...
+
+
+class WriteLostError(Exception):
+    """A store's ``save`` lost to another writer (a cluster node that cancelled, settled
+    or took over the task): nothing was written.
+
+    Attributes:
+        stored: The record the store holds instead.
+    """
+
+    def __init__(self, stored: StoredTask) -> None:
+        self.stored = stored
+        super().__init__(f"task {stored.task.id}: another writer's version {stored.version} won")
+
+
+class RemoteTasks(Protocol):
+    """Tasks stored without a local actor whose actor may run on another node (a cluster).
+
+    The supervisor asks only after finding no local actor and checking that the stored
+    task is the caller's.
+    """
+
+    async def runner(self, record: StoredTask) -> str | None:
+        """The node whose actor runs the (live) task, or None: nobody else runs it, so
+        this node handles it as a task a previous process left."""
+        ...
+
+    async def cancel(self, node: str, record: StoredTask, metadata: dict[str, Any] | None) -> Task:
+        """CancelTask on ``node``: the task once final."""
+        ...
+
+    async def give_input(
+        self, node: str, record: StoredTask, request: SendMessageRequest, extensions: frozenset[str]
+    ) -> Task | Message:
+        """SendMessage to the interrupted task on ``node``: the outcome as a local
+        SendMessage returns it (``returnImmediately`` honoured)."""
+        ...
+
+    def subscribe(
+        self, record: StoredTask, capacity: int
+    ) -> AbstractAsyncContextManager[Subscription]:
+        """The task's events wherever they are produced: its snapshot, then every later
+        event, ending after a terminal or interrupted state as a local subscription."""
         ...
 
 
@@ -80,6 +143,7 @@ class ActorEnvironment:
         keep_interrupted: At shutdown, leave tasks waiting for input as they are stored.
         task_ended: Called once per actor when its task is over (see the contract).
         evict: Awaited by an actor after its task ended (retention), or None.
+        remote: Tasks whose actor runs on another node (cluster mode), or None.
     """
 
     __slots__ = (
@@ -89,6 +153,7 @@ class ActorEnvironment:
         "keep_interrupted",
         "mailbox_size",
         "observers",
+        "remote",
         "store",
         "subscriber_buffer",
         "supervisor",
@@ -107,6 +172,7 @@ class ActorEnvironment:
         keep_interrupted: bool = False,
         task_ended: Callable[[EndedTask, bool], None] = _no_end,
         evict: Callable[[], Awaitable[object]] | None = None,
+        remote: RemoteTasks | None = None,
     ) -> None:
         self.store = store
         self.admission = admission
@@ -117,14 +183,21 @@ class ActorEnvironment:
         self.keep_interrupted = keep_interrupted
         self.task_ended = task_ended
         self.evict = evict
+        self.remote = remote
         self.dropped_subscribers = 0
 
     def notify(
-        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool = True
+        self,
+        task_id: str,
+        owner: str | None,
+        event: StreamResponse,
+        *,
+        terminal: bool = True,
+        version: int = 0,
     ) -> None:
         """Tell every observer about ``event``; an observer's exception is logged, not raised."""
         for observer in self.observers:
             try:
-                observer.task_event(task_id, owner, event, terminal=terminal)
+                observer.task_event(task_id, owner, event, terminal=terminal, version=version)
             except Exception:
                 logger.exception("task %s: event observer failed", task_id)

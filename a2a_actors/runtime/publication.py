@@ -48,6 +48,7 @@ import msgspec
 from ..protocol.models import Artifact, Message, StreamResponse, Task, TaskState, utc_now
 from ..protocol.state import SETTLED_STATES, TERMINAL_STATES
 from ..stores.base import StoredTask
+from .environment import WriteLostError
 from .fanout import Fanout, FanoutStatistics, Subscription
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class Publication:
         "_committed",
         "_ended",
         "_fanout",
+        "_lost",
         "_pending",
         "_published",
         "_published_version",
@@ -99,6 +101,7 @@ class Publication:
         self._reply: Message | None = None
         self._committed = False
         self._ended = False
+        self._lost = False
 
     # -- reading (any task) ----------------------------------------------------------
 
@@ -126,6 +129,11 @@ class Publication:
     def reply_message(self) -> Message | None:
         """The Message the handler answered with instead of a task, if it did."""
         return self._reply
+
+    @property
+    def lost(self) -> bool:
+        """Whether another writer's record won (see :meth:`flush`): the task ended here."""
+        return self._lost
 
     @property
     def ended(self) -> bool:
@@ -321,12 +329,43 @@ class Publication:
             pending.append(item)
 
     async def flush(self) -> None:
-        """Store the latest snapshot, then publish it and the queued events."""
+        """Store the latest snapshot, then publish it and the queued events.
+
+        Raises:
+            WriteLostError: The store holds another writer's record instead; it was
+                published to local readers and the publication ended.
+        """
         machine = self.machine
         version = machine.version
         snapshot = machine.snapshot()
-        await self.env.store.save(StoredTask(snapshot, self.owner, version))
+        try:
+            await self.env.store.save(StoredTask(snapshot, self.owner, version))
+        except WriteLostError as lost:
+            self._yield_to(lost.stored)
+            raise
         self._publish(snapshot, version)
+
+    def _yield_to(self, stored: StoredTask) -> None:
+        """Another writer's record won (a cluster node cancelled, settled or took over the
+        task): local readers and subscribers get that record, what this actor queued is
+        dropped unpublished, and the publication ends (the actor writes nothing more)."""
+        if self._ended:
+            return
+        self._lost = True
+        self._pending = None
+        if stored.version >= self._published_version:  # the machine is not used again
+            self._published = stored.task
+            self._published_version = stored.version
+            if self._fanout is not None:
+                event = StreamResponse(task=stored.task)
+                self.env.dropped_subscribers += self._fanout.publish(
+                    stored.version,
+                    event,
+                    final=True,
+                    snapshot=stored.task,
+                    snapshot_version=stored.version,
+                )
+        self.end()
 
     async def flush_pending(self) -> None:
         """:meth:`flush` if any event is queued."""
@@ -344,8 +383,8 @@ class Publication:
 
     def publish_unstored(self) -> None:
         """Publish the latest snapshot without storing it (the store failed), so that no
-        waiter hangs; only for a committed task."""
-        if self._committed:
+        waiter hangs; only for a committed task that did not yield to another writer."""
+        if self._committed and not self._ended:
             self._publish(self.machine.snapshot(), self.machine.version)
 
     def _publish(self, snapshot: Task, version: int) -> None:
@@ -372,7 +411,13 @@ class Publication:
                 if observed:
                     update = event.status_update
                     terminal = update is not None and update.status.state in TERMINAL_STATES
-                    env.notify(self.machine.task_id, self.owner, event, terminal=terminal)
+                    env.notify(
+                        self.machine.task_id,
+                        self.owner,
+                        event,
+                        terminal=terminal,
+                        version=event_version,
+                    )
             self._pending = None
         if snapshot.status.state in TERMINAL_STATES:
             self.end()

@@ -254,7 +254,9 @@ class TaskRoster:
             event = msgspec.structs.replace(event, metadata=metadata)
         task = machine.snapshot()
         await self.env.store.save(StoredTask(task, record.owner, machine.version))
-        self.env.notify(task.id, record.owner, StreamResponse(status_update=event))
+        self.env.notify(
+            task.id, record.owner, StreamResponse(status_update=event), version=machine.version
+        )
         return task
 
     async def recover(self) -> None:
@@ -269,7 +271,9 @@ class TaskRoster:
             update = TaskStatusUpdateEvent(
                 task_id=task.id, context_id=task.context_id, status=task.status
             )
-            self.env.notify(task.id, record.owner, StreamResponse(status_update=update))
+            self.env.notify(
+                task.id, record.owner, StreamResponse(status_update=update), version=record.version
+            )
         if report.failed:
             logger.warning(
                 "recovered the store: %d unfinished task(s) marked FAILED, %d resumable",

@@ -15,15 +15,23 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
+import msgspec
+
 from ..protocol.errors import UnsupportedOperationError
 from ..protocol.models import Task
-from ..protocol.requests import SendMessageRequest
+from ..protocol.requests import SendMessageConfiguration, SendMessageRequest
 from ..protocol.state import is_terminal
 from .fanout import Subscription
 from .interfaces import AgentSpec
 from .roster import TaskRoster
 
 __all__ = ("TaskStreams",)
+
+
+def _immediately(request: SendMessageRequest) -> SendMessageRequest:
+    config = request.configuration or SendMessageConfiguration()
+    immediate = msgspec.structs.replace(config, return_immediately=True)
+    return msgspec.structs.replace(request, configuration=immediate)
 
 
 class TaskStreams:
@@ -58,6 +66,21 @@ class TaskStreams:
         on_create: Callable[[Task], Awaitable[None]] | None,
     ) -> AsyncIterator[Subscription]:
         message = request.message
+        remote = self.roster.env.remote
+        if (
+            remote is not None
+            and message.task_id
+            and not self.roster.visible(message.task_id, caller)
+        ):
+            record = await self.roster.stored(message.task_id, caller)
+            node = await remote.runner(record)
+            if node is not None:  # resumed on its owner; its events followed from here
+                capacity = self.roster.env.subscriber_buffer
+                async with remote.subscribe(record, capacity) as sub:
+                    immediate = _immediately(request)
+                    await remote.give_input(node, record, immediate, extensions)
+                    yield sub
+                return
         if message.task_id:
             actor = await self.roster.resume_target(message, caller)
             sub = actor.publication.subscribe("resync")
@@ -102,6 +125,11 @@ class TaskStreams:
                     f"Task {task_id} is in terminal state: {state.value}",
                     metadata={"taskId": task_id},
                 )
+            remote = roster.env.remote
+            if remote is not None:  # runs on another node, or was settled by one
+                async with remote.subscribe(record, roster.env.subscriber_buffer) as events:
+                    yield events
+                return
             raise UnsupportedOperationError(
                 f"Task {task_id} is not running on this server", metadata={"taskId": task_id}
             )

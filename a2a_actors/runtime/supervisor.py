@@ -73,7 +73,7 @@ from ..stores.memory import MemoryTaskStore
 from .actor import SHUTDOWN_TEXT, ActorStatistics, TaskActor
 from .admission import Admission
 from .agent import Agent, Delegator, as_agent
-from .environment import ActorEnvironment, EventObserver
+from .environment import ActorEnvironment, EventObserver, RemoteTasks
 from .fanout import Subscription
 from .interfaces import AgentSpec, SupervisorStatistics
 from .queries import TaskQueries
@@ -108,6 +108,8 @@ class Supervisor:
         keep_interrupted: At shutdown, leave tasks waiting for input as they are stored
             (resumable by a later process on the same durable store) instead of
             recording them CANCELED.
+        remote: Tasks whose actors run on other nodes (cluster mode: cancel, input and
+            subscriptions for them are forwarded); None for a single process.
 
     Raises:
         TypeError: ``agent`` is not an agent.
@@ -130,6 +132,7 @@ class Supervisor:
         id_factory: Callable[[], str] = _uuid,
         clock: Callable[[], float] = time.monotonic,
         keep_interrupted: bool = False,
+        remote: RemoteTasks | None = None,
     ) -> None:
         if mailbox_size < 1 or subscriber_buffer < 1:
             raise ValueError("mailbox_size and subscriber_buffer must be at least 1")
@@ -144,6 +147,7 @@ class Supervisor:
             subscriber_buffer=subscriber_buffer,
             keep_interrupted=keep_interrupted,
             evict=self.evict if self._retention.enabled else None,
+            remote=remote,
         )
         self._roster = TaskRoster(
             self._env, agent=as_agent(agent), retention=self._retention, id_factory=id_factory
@@ -275,6 +279,15 @@ class Supervisor:
         immediate = config is not None and config.return_immediately
         message = request.message
         if message.task_id:
+            remote = self._env.remote
+            if remote is not None and self._roster.visible(message.task_id, caller) is None:
+                record = await self._roster.stored(message.task_id, caller)
+                node = await remote.runner(record)
+                if node is not None:
+                    answer = await remote.give_input(node, record, request, extensions)
+                    if isinstance(answer, Message):
+                        return answer
+                    return apply_history_length(answer, history_length)
             actor = await self._roster.resume_target(message, caller)
             after = actor.deliver(message, extensions, request.metadata, request.tenant)
             if immediate:
@@ -318,7 +331,13 @@ class Supervisor:
         roster = self._roster
         actor = roster.visible(task_id, caller)
         if actor is None:
-            return await roster.cancel_stored(await roster.stored(task_id, caller), metadata)
+            record = await roster.stored(task_id, caller)
+            remote = self._env.remote
+            if remote is not None:
+                node = await remote.runner(record)
+                if node is not None:
+                    return await remote.cancel(node, record, metadata)
+            return await roster.cancel_stored(record, metadata)
         check_cancelable(task_id, actor.machine.state)  # ended, not yet published
         actor.request_cancel(metadata)
         publication = actor.publication

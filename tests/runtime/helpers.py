@@ -12,11 +12,19 @@ class Recorder:
     """An EventObserver that keeps every event it is given."""
 
     events: list[tuple[str, str | None, StreamResponse, bool]] = field(default_factory=list)
+    versions: list[tuple[str, int]] = field(default_factory=list)  # (task id, version)
 
     def task_event(
-        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool
+        self,
+        task_id: str,
+        owner: str | None,
+        event: StreamResponse,
+        *,
+        terminal: bool,
+        version: int = 0,
     ) -> None:
         self.events.append((task_id, owner, event, terminal))
+        self.versions.append((task_id, version))
 
     def for_task(self, task_id: str) -> list[StreamResponse]:
         return [event for tid, _, event, _ in self.events if tid == task_id]

@@ -347,7 +347,13 @@ async def test_a_failing_observer_is_logged_and_ignored(caplog: pytest.LogCaptur
 
         class Broken:
             def task_event(
-                self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool
+                self,
+                task_id: str,
+                owner: str | None,
+                event: StreamResponse,
+                *,
+                terminal: bool,
+                version: int = 0,
             ) -> None:
                 raise RuntimeError("observer bug")
 

@@ -16,7 +16,13 @@ from .helpers import Recorder
 
 class Broken:
     def task_event(
-        self, task_id: str, owner: str | None, event: StreamResponse, *, terminal: bool
+        self,
+        task_id: str,
+        owner: str | None,
+        event: StreamResponse,
+        *,
+        terminal: bool,
+        version: int = 0,
     ) -> None:
         raise RuntimeError("observer bug")
 
