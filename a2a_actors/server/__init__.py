@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .app import create_app as create_app, service_of as service_of
 from .config import (
+    ClusterOptions as ClusterOptions,
     ExtendedCard as ExtendedCard,
     ServedAgent as ServedAgent,
     ServerConfig as ServerConfig,
@@ -22,6 +23,7 @@ from .serve import serve as serve
 from .skills import load_skills as load_skills
 
 __all__ = (
+    "ClusterOptions",
     "ExtendedCard",
     "MemoryPushConfigStore",
     "PushConfigStore",

@@ -33,6 +33,15 @@ is printed, keeps it alive (``--register-ttl``, default 30 s: a killed server di
 within it) and withdraws it on shutdown; it needs the asyncio backend (nats-py). A NATS
 that cannot be reached is said on stderr and the exit status is 1.
 
+``--cluster nats://HOST:PORT[,nats://...]`` serves as one node of a cluster on NATS
+JetStream (docs/cluster.md): every node serving the same agent (card name, or
+``--cluster-name``) answers every method for every task. ``--node-id`` names the node
+(default ``HOST-PID``), ``--cluster-lease`` is a new cluster's lease time, ``--public-url``
+is the URL the card advertises (the load balancer's). It needs the asyncio backend
+(``--backend trio --cluster`` is refused, status 2), no ``--store``, and the ``cluster``
+extra (missing: one line naming it, status 2); a NATS that cannot be reached is said on
+stderr and the exit status is 1.
+
 Once serving, the process tunes its cyclic garbage collector (benchmarks/README.md):
 ``gc.freeze()`` moves what start-up built (modules, the app), which lives as long as the
 process, out of the collector's sight, so full collections under load stay short; and the
@@ -59,12 +68,14 @@ from typing import Any
 
 import anyio
 
+from a2a_actors.cluster.errors import ClusterExtraMissingError
+from a2a_actors.protocol.errors import ServerBusyError
 from a2a_actors.runtime import as_agent
 from a2a_actors.stores import SQLiteTaskStore, StoreError
 
 from .app import create_app
 from .auth import principal_for_secret
-from .config import ServedAgent, ServerConfig
+from .config import ClusterOptions, ServedAgent, ServerConfig
 from .registration import DEFAULT_REGISTER_TTL, check_register_urls, registered
 from .serve import serve
 
@@ -163,6 +174,29 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="how long a registration outlives the server's last refresh (default 30)",
     )
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the base URL the card advertises (a load balancer's); default: this server's",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="nats://HOST:PORT[,...]",
+        help="join the cluster on this NATS JetStream (asyncio; the 'cluster' extra)",
+    )
+    parser.add_argument(
+        "--node-id", metavar="NAME", help="this node's id in the cluster (default HOST-PID)"
+    )
+    parser.add_argument(
+        "--cluster-name", metavar="NAME", help="the cluster's name (default: the card name)"
+    )
+    parser.add_argument(
+        "--cluster-lease",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="lease time of a new cluster: lost nodes' tasks are settled within it",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -239,7 +273,32 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
             "retention_ttl": args.retention_ttl,
             "retention_max": args.retention_max,
         }
+    if args.public_url:
+        changes["public_url"] = args.public_url
+    if args.cluster:
+        changes["cluster"] = _cluster(args)
+    elif args.node_id or args.cluster_name:
+        raise ValueError("--node-id and --cluster-name need --cluster")
     return base.replace(**changes) if changes else base
+
+
+def _cluster(args: argparse.Namespace) -> ClusterOptions:
+    if args.backend != "asyncio":
+        raise ValueError("--cluster needs --backend asyncio (nats-py runs on asyncio)")
+    if args.store != "memory":
+        raise ValueError("--cluster keeps tasks in NATS JetStream; it takes no --store")
+    if args.cluster_lease <= 0:
+        raise ValueError("--cluster-lease must be positive")
+    from a2a_actors.cluster import require_nats  # nats-py is not imported here
+
+    require_nats()  # ClusterExtraMissingError names the extra
+    urls = tuple(url.strip() for url in args.cluster.split(",") if url.strip())
+    return ClusterOptions(
+        urls=urls,
+        node_id=args.node_id,
+        cluster_name=args.cluster_name,
+        lease_s=args.cluster_lease,
+    )
 
 
 def _middleware(spec: str) -> object:
@@ -288,6 +347,10 @@ async def _serve_until_signal(
                     url = await tg.start(partial(serve, app, host=args.host, port=args.port))
                 except OSError as exc:
                     return _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
+                except (ServerBusyError, BaseExceptionGroup) as exc:  # NATS unreachable
+                    if config.cluster is None:
+                        raise
+                    return _fail(f"cannot join the cluster at {args.cluster}: {_leaf(exc)}", 1)
                 if args.register:
                     try:
                         nats = check_register_urls(args.register)
@@ -312,6 +375,12 @@ async def _serve_until_signal(
                 await registration.aclose()  # withdrawn while it still answers
                 tg.cancel_scope.cancel()
     return 0
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _fail(message: str, status: int) -> int:
@@ -340,7 +409,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError("--register needs --backend asyncio (nats-py runs on asyncio)")
             if args.register_ttl < 1:
                 raise ValueError(f"--register-ttl is at least 1 s, not {args.register_ttl}")
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, ClusterExtraMissingError) as exc:
         return _fail(str(exc), 2)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     status: int = anyio.run(_serve_until_signal, target, config, args, db, backend=args.backend)

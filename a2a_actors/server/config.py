@@ -13,6 +13,7 @@ with no extra command-line flags.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,13 @@ if TYPE_CHECKING:
     from a2a_actors.push.delivery import Resolver
     from a2a_actors.push.policy import IPAddress
 
-__all__ = ("DEFAULT_MAX_BODY_BYTES", "ExtendedCard", "ServedAgent", "ServerConfig")
+__all__ = (
+    "DEFAULT_MAX_BODY_BYTES",
+    "ClusterOptions",
+    "ExtendedCard",
+    "ServedAgent",
+    "ServerConfig",
+)
 
 #: Default request-body limit (1 MiB).
 DEFAULT_MAX_BODY_BYTES = 1 << 20
@@ -44,6 +51,48 @@ class ExtendedCard:
     name: str | None = None
     description: str | None = None
     skills: tuple[AgentSkill, ...] = ()
+
+
+_NODE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterOptions:
+    """Cluster mode (docs/cluster.md): this server is one node of a cluster on NATS
+    JetStream; every node answers every method for every task. asyncio only; needs the
+    ``cluster`` extra (``pip install 'a2a-actors[cluster]'``).
+
+    Attributes:
+        urls: NATS URLs (``nats://HOST:PORT``), any of which the node may connect to.
+        node_id: This node's id (letters, digits, ``-``, ``_``); None: ``<host>-<pid>``.
+        cluster_name: Names the cluster; None: the agent's card name. Nodes serving the
+            same name share tasks; other names on the same NATS are isolated.
+        lease_s: Lease time of a new cluster: a lost node's tasks are settled within it.
+        timeout_s: Seconds any NATS operation may take before the request fails as busy.
+        replicas: JetStream replicas of new buckets and streams (1, or 3 with a NATS cluster).
+    """
+
+    urls: tuple[str, ...]
+    node_id: str | None = None
+    cluster_name: str | None = None
+    lease_s: float = 10.0
+    timeout_s: float = 2.0
+    replicas: int = 1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.urls, str) or not self.urls:
+            raise ValueError("cluster urls must be a non-empty sequence of nats:// URLs")
+        for url in self.urls:
+            if not url.startswith(("nats://", "tls://", "ws://", "wss://")):
+                raise ValueError(f"not a NATS URL: {url!r} (expected nats://HOST:PORT)")
+        if self.node_id is not None and not _NODE_ID.fullmatch(self.node_id):
+            raise ValueError(f"node id {self.node_id!r} must be 1-64 letters, digits, '-' or '_'")
+        if self.cluster_name is not None and not self.cluster_name.strip():
+            raise ValueError("cluster name must not be empty")
+        if self.lease_s <= 0 or self.timeout_s <= 0:
+            raise ValueError("cluster lease_s and timeout_s must be positive")
+        if not 1 <= self.replicas <= 5:
+            raise ValueError("cluster replicas must be between 1 and 5")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +155,8 @@ class ServerConfig:
         middleware: Agent-side middleware wrapped around the served agent's handler,
             outermost first, outside any the agent has (``a2a_actors.runtime.middleware``);
             not applicable to a Supervisor given to ``create_app``.
+        cluster: Serve as one node of a cluster (:class:`ClusterOptions`); None: a
+            single process, no NATS involved. Used by :func:`~a2a_actors.server.serve`.
     """
 
     public_url: str | None = None
@@ -146,6 +197,7 @@ class ServerConfig:
     max_running: int | None = None
     supervisor_options: Mapping[str, Any] = field(default_factory=dict)
     middleware: tuple[Any, ...] = ()
+    cluster: ClusterOptions | None = None
 
     def __post_init__(self) -> None:
         if self.max_body_bytes <= 0:

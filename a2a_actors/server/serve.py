@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import socket
-from typing import Any
+from contextlib import AbstractAsyncContextManager, nullcontext
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -24,8 +25,11 @@ from hypercorn.config import Config as HypercornConfig
 from quart import Quart
 
 from .app import Backend, create_app, current_backend, service_of
-from .config import ServerConfig
+from .config import ClusterOptions, ServerConfig
 from .push_configs import PushConfigStore
+
+if TYPE_CHECKING:
+    from a2a_actors.cluster.member import ClusterMember
 
 __all__ = ("serve",)
 
@@ -41,6 +45,30 @@ def _listen(host: str, port: int) -> socket.socket:
 def _url(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _join(
+    options: ClusterOptions, agent_name: str, url: str
+) -> AbstractAsyncContextManager[ClusterMember]:
+    """Join the cluster (imported here: without ``cluster`` nothing imports nats-py).
+
+    Raises:
+        ClusterExtraMissingError: nats-py is not installed.
+    """
+    from a2a_actors.cluster import require_nats
+
+    require_nats()
+    from a2a_actors.cluster.member import default_node_id, join
+
+    return join(
+        options.urls,
+        cluster=options.cluster_name or agent_name,
+        node_id=options.node_id or default_node_id(),
+        url=url,
+        lease_ttl=options.lease_s,
+        timeout=options.timeout_s,
+        replicas=options.replicas,
+    )
 
 
 def _is_trio_app(app: Quart) -> bool:
@@ -69,8 +97,15 @@ async def serve(
         push_store: Push-config store when ``target`` is not an app.
         task_status: Receives the base URL (``http://127.0.0.1:PORT``) once serving.
 
+    With ``ServerConfig.cluster`` the server joins that cluster first (docs/cluster.md):
+    its Supervisor stores tasks, logs events and keeps push configs in NATS JetStream,
+    serves this node's inbox, and answers for every task of the cluster.
+
     Raises:
-        ValueError: ``backend`` (or the app's flavour) differs from the running backend.
+        ValueError: ``backend`` (or the app's flavour) differs from the running backend,
+            or cluster mode on trio.
+        ClusterExtraMissingError: Cluster mode without the ``cluster`` extra.
+        ClusterUnavailableError: Cluster mode and NATS did not answer in time.
         OSError: The address cannot be bound.
     """
     running = current_backend()
@@ -85,6 +120,9 @@ async def serve(
     else:
         app = create_app(target, config, backend=running, push_store=push_store)
     service = service_of(app)
+    cluster = service.config.cluster
+    if cluster is not None and running != "asyncio":
+        raise ValueError("cluster mode runs on asyncio (nats-py is asyncio-only), not on trio")
 
     sock = _listen(host, port)
     base_url = _url(sock)
@@ -111,11 +149,18 @@ async def serve(
                 task_status.started()
                 await asyncio_serve(app, hyper, shutdown_trigger=stop.wait)
 
-    async with anyio.create_task_group() as tg:
+    joined: AbstractAsyncContextManager[ClusterMember | None] = nullcontext()
+    if cluster is not None:
+        joined = _join(cluster, service.agent.name, service.config.public_url or base_url)
+    async with joined as member, anyio.create_task_group() as tg:
+        if member is not None:  # before the lifespan starts the Supervisor
+            service.use_cluster(member.supervisor_options(), member.push)
         try:
             await tg.start(run_hypercorn)
             # trio: Hypercorn reported after the lifespan started; asyncio: wait for it.
             await service.started.wait()
+            if member is not None:
+                await tg.start(member.serve_inbox, service.methods.supervisor)
             logger.info("serving %s on %s (%s)", service.agent.name, base_url, running)
             task_status.started(base_url)
             await anyio.sleep_forever()

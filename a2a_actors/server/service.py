@@ -99,13 +99,22 @@ class A2AService:
             self.auth,
             legacy_card=dual_version_card if config.legacy_v0_3 else None,
         )
+        self._cluster_options: dict[str, Any] = {}
+        self._wire_push(push_store if push_store is not None else MemoryPushConfigStore())
+        self.hub = StreamHub(ping_interval=config.ping_interval)
+        self._served_at = ""
+        self._methods: Methods | None = None
+        self._started: anyio.Event | None = None
+        self._stopped: anyio.Event | None = None
+
+    def _wire_push(self, store: PushConfigStore) -> None:
+        config = self.config
         policy = PushPolicy(
             allow_private=config.allow_private_push,
             allow_http=config.push_allow_http,
             allow=config.push_allow,
         )
         resolver = config.push_resolver or system_resolver
-        store = push_store if push_store is not None else MemoryPushConfigStore()
         self.push = PushConfigs(
             store,
             max_per_task=config.max_push_configs_per_task,
@@ -132,11 +141,21 @@ class A2AService:
                 breaker_cooldown=config.push_breaker_cooldown,
                 retire=self.push.retire,
             )
-        self.hub = StreamHub(ping_interval=config.ping_interval)
-        self._served_at = ""
-        self._methods: Methods | None = None
-        self._started: anyio.Event | None = None
-        self._stopped: anyio.Event | None = None
+
+    def use_cluster(
+        self, supervisor_options: Mapping[str, Any], push_store: PushConfigStore
+    ) -> None:
+        """Cluster mode (``serve`` calls it before the lifespan starts): the Supervisor
+        this service starts gets ``supervisor_options`` (the cluster's store, event-log
+        observer and remote tasks) and push configs live in ``push_store``.
+
+        Raises:
+            ValueError: The service was given a running Supervisor.
+        """
+        if self._given is not None:
+            raise ValueError("cluster mode serves an agent, not a given Supervisor")
+        self._cluster_options = dict(supervisor_options)
+        self._wire_push(push_store)
 
     @property
     def methods(self) -> Methods:
@@ -151,6 +170,10 @@ class A2AService:
 
     def _supervisor_kwargs(self) -> dict[str, Any]:
         options: dict[str, Any] = dict(self.config.supervisor_options)
+        cluster = self._cluster_options
+        if cluster:
+            options.update(store=cluster["store"], remote=cluster["remote"])
+            options["observers"] = (*cluster["observers"], *options.get("observers", ()))
         if self.config.max_live_tasks is not None:
             options["max_live_tasks"] = self.config.max_live_tasks
         if self.config.max_running is not None:

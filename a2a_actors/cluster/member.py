@@ -1,0 +1,358 @@
+"""A served node's cluster wiring: what the runtime's environment seam gets in cluster mode.
+
+Theory of operation
+-------------------
+:func:`join` opens a :class:`~a2a_actors.cluster.node.ClusterNode` (lease, task store,
+push-config store, event log, settler) and hands the server a :class:`ClusterMember`,
+whose :meth:`~ClusterMember.supervisor_options` are the Supervisor's keyword arguments:
+
+* ``store``: :class:`HeldTaskStore`, the cluster's task store as the runtime's
+  ``TaskStore``, except that a write that loses to another node (a cancel or settlement
+  it made, a task it took over) raises
+  :class:`~a2a_actors.runtime.environment.WriteLostError`, so the actor stops instead
+  of publishing what the store does not hold. A live task nobody holds (released when
+  its node was lost) is taken over by whoever writes it next (a resumption here);
+* ``observers``: :class:`EventLogPublisher`, which appends every event the owner
+  publishes to the event log, in order, from one task per node (observers must not
+  block);
+* ``remote``: :class:`NodeRemote`, the runtime's
+  :class:`~a2a_actors.runtime.environment.RemoteTasks`: the node holding a task runs
+  it; cancel and input go to that node's inbox; a subscription follows the event log.
+
+The member also serves this node's inbox over the node's own Supervisor
+(:meth:`ClusterMember.serve_inbox`). Leaving :func:`join` first drains the publisher
+(the final events the Supervisor wrote while stopping reach the log), then leaves the
+cluster (the lease is released; other nodes settle what is left at once).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+from collections import deque
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from ..protocol.models import Message, StreamResponse, Task
+from ..protocol.requests import SendMessageRequest
+from ..protocol.state import SETTLED_STATES, is_terminal
+from ..runtime.environment import WriteLostError
+from ..runtime.fanout import Fanout, Subscription
+from ..runtime.supervisor import Supervisor
+from ..stores.base import StoredTask, TaskPage, TaskQuery
+from .errors import ClusterUnavailableError
+from .event_log import EventLog, TaskFeed
+from .inbox import CancelCommand, InputCommand
+from .node import ClusterNode
+from .owner import SupervisorInbox
+from .push_configs import NatsPushConfigStore
+from .task_store import NatsTaskStore
+
+__all__ = (
+    "ClusterMember",
+    "EventLogPublisher",
+    "HeldTaskStore",
+    "NodeRemote",
+    "default_node_id",
+    "join",
+)
+
+logger = logging.getLogger("a2a_actors.cluster")
+
+_DRAIN_S = 5.0
+
+
+def default_node_id() -> str:
+    """``<host>-<pid>``, reduced to the characters a node id may have."""
+    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname()).strip("-")[:40] or "node"
+    return f"{host}-{os.getpid()}"
+
+
+class HeldTaskStore:
+    """The cluster's task store as an actor's ``TaskStore`` (see the module docstring)."""
+
+    def __init__(self, store: NatsTaskStore) -> None:
+        self._store = store
+
+    async def save(self, record: StoredTask) -> None:
+        """Store ``record`` as this node's.
+
+        Raises:
+            WriteLostError: Another node's record won; nothing was written.
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        stored = await self._store.commit(record)
+        if stored is record:
+            return
+        entry = await self._store.get_entry(record.task.id)
+        if (
+            entry is not None
+            and entry.holder is None
+            and not is_terminal(entry.record.task.status.state)
+            and record.version > entry.record.version
+        ):  # released for resumption: this node takes it
+            stored = await self._store.commit(record, take_over=True)
+            if stored is record:
+                return
+        raise WriteLostError(stored)
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        """As :meth:`NatsTaskStore.get`."""
+        return await self._store.get(task_id)
+
+    async def list(self, query: TaskQuery) -> TaskPage:
+        """As :meth:`NatsTaskStore.list`."""
+        return await self._store.list(query)
+
+    async def delete(self, task_id: str) -> None:
+        """As :meth:`NatsTaskStore.delete`."""
+        await self._store.delete(task_id)
+
+
+class EventLogPublisher:
+    """An event observer that appends each event to the cluster's event log, in order.
+
+    ``task_event`` only queues; :meth:`run` publishes the queue in order (retrying while
+    NATS is away, so no event is skipped: a gap would stall every remote subscriber).
+    """
+
+    def __init__(self, log: EventLog, *, retry_s: float = 0.2) -> None:
+        self._log = log
+        self._queue: deque[tuple[str, int, StreamResponse]] = deque()
+        self._wake = anyio.Event()
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._retry_s = retry_s
+
+    def task_event(
+        self,
+        task_id: str,
+        owner: str | None,
+        event: StreamResponse,
+        *,
+        terminal: bool,
+        version: int = 0,
+    ) -> None:
+        """Queue one published event (never blocks)."""
+        if event.message is not None:
+            return  # a provisional task's reply: never stored, never logged
+        self._queue.append((task_id, version, event))
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        self._wake.set()
+
+    @property
+    def pending(self) -> int:
+        """Events queued and not yet acknowledged by the log."""
+        return len(self._queue)
+
+    async def wait_idle(self) -> None:
+        """Wait until every queued event is in the log."""
+        await self._idle.wait()
+
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Publish queued events until cancelled."""
+        task_status.started()
+        queue = self._queue
+        while True:
+            if not queue:
+                self._idle.set()
+                await self._wake.wait()
+                self._wake = anyio.Event()
+                continue
+            task_id = queue[0][0]
+            batch: list[tuple[int, StreamResponse]] = []
+            for queued_id, version, event in queue:  # the task's run at the head
+                if queued_id != task_id:
+                    break
+                batch.append((version, event))
+            try:
+                await self._log.publish(task_id, batch)
+            except ClusterUnavailableError:
+                logger.warning("event log unavailable; retrying task %s's events", task_id)
+                await anyio.sleep(self._retry_s)
+                continue
+            for _ in batch:
+                queue.popleft()
+
+
+class NodeRemote:
+    """The runtime's ``RemoteTasks`` over one cluster node (see the module docstring)."""
+
+    def __init__(self, node: ClusterNode) -> None:
+        self._node = node
+
+    async def runner(self, record: StoredTask) -> str | None:
+        """The other node holding the live task, or None (nobody, or this node)."""
+        entry = await self._node.store.get_entry(record.task.id)
+        if entry is None or entry.holder is None or is_terminal(entry.record.task.status.state):
+            return None
+        if entry.holder.node_id == self._node.holder.node_id:
+            return None
+        return entry.holder.node_id
+
+    async def cancel(self, node: str, record: StoredTask, metadata: dict[str, Any] | None) -> Task:
+        """CancelTask through ``node``'s inbox."""
+        command = CancelCommand(record.task.id, caller=record.owner, metadata=metadata)
+        return await self._node.inbox.cancel(node, command)
+
+    async def give_input(
+        self, node: str, record: StoredTask, request: SendMessageRequest, extensions: frozenset[str]
+    ) -> Task | Message:
+        """SendMessage through ``node``'s inbox; without ``returnImmediately``, the task
+        once it settles again (followed on the event log)."""
+        command = InputCommand(request, caller=record.owner, extensions=tuple(sorted(extensions)))
+        config = request.configuration
+        if config is not None and config.return_immediately:
+            return await self._node.inbox.give_input(node, command)
+        task_id = record.task.id
+        async with self._node.log.follow(task_id, self._node.store) as feed:
+            start = feed.snapshot.version if feed.snapshot is not None else record.version
+            answer = await self._node.inbox.give_input(node, command)
+            if isinstance(answer, Message):
+                return answer
+            async for logged in feed:
+                if logged.version > start and _settles(logged.event):
+                    break
+        stored = await self._node.store.get(task_id)
+        return stored.task if stored is not None else answer
+
+    def subscribe(
+        self, record: StoredTask, capacity: int
+    ) -> AbstractAsyncContextManager[Subscription]:
+        """The task's snapshot, then every later event, from the event log."""
+        return self._subscribe(record, capacity)
+
+    @asynccontextmanager
+    async def _subscribe(self, record: StoredTask, capacity: int) -> AsyncIterator[Subscription]:
+        task_id = record.task.id
+        fanout = Fanout(task_id)
+        async with (
+            self._node.log.follow(task_id, self._node.store, buffer=capacity) as feed,
+            anyio.create_task_group() as tg,
+        ):
+            start = feed.snapshot if feed.snapshot is not None else record
+            sub = fanout.subscribe(capacity, snapshot=start.task, version=start.version)
+            tg.start_soon(_pump, feed, fanout, start)
+            try:
+                yield sub
+            finally:
+                sub.close()
+                tg.cancel_scope.cancel()
+
+
+def _settles(event: StreamResponse) -> bool:
+    """Whether ``event`` leaves its task terminal or waiting for input."""
+    if event.status_update is not None:
+        return event.status_update.status.state in SETTLED_STATES
+    return event.task is not None and event.task.status.state in SETTLED_STATES
+
+
+async def _pump(feed: TaskFeed, fanout: Fanout, start: StoredTask) -> None:
+    """Hand the log's events to a local fanout; a subscription ends as a local one does."""
+    try:
+        async for logged in feed:
+            final = _settles(logged.event)
+            fanout.publish(
+                logged.version,
+                logged.event,
+                final=final,
+                snapshot=start.task,
+                snapshot_version=start.version,
+            )
+            if final:
+                return
+    except ClusterUnavailableError:
+        logger.warning("task %s: event log unavailable; ending a subscription", fanout.task_id)
+    finally:
+        fanout.end_all()
+
+
+class ClusterMember:
+    """This node in the cluster, as the server uses it (made by :func:`join`).
+
+    Attributes:
+        node: The node's parts.
+        publisher: Appends this node's events to the event log.
+        store: The Supervisor's task store.
+        remote: The Supervisor's ``remote``.
+    """
+
+    def __init__(self, node: ClusterNode, publisher: EventLogPublisher) -> None:
+        self.node = node
+        self.publisher = publisher
+        self.store = HeldTaskStore(node.store)
+        self.remote = NodeRemote(node)
+
+    @property
+    def node_id(self) -> str:
+        """This node's id."""
+        return self.node.holder.node_id
+
+    @property
+    def push(self) -> NatsPushConfigStore:
+        """The cluster's push-config store (CRUD, and the delivery's view)."""
+        return self.node.push
+
+    def supervisor_options(self) -> dict[str, Any]:
+        """The Supervisor's keyword arguments (``store``, ``observers``, ``remote``)."""
+        return {"store": self.store, "observers": (self.publisher,), "remote": self.remote}
+
+    async def serve_inbox(
+        self,
+        supervisor: Supervisor,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Answer other nodes' cancels and inputs with ``supervisor`` until cancelled."""
+        await self.node.inbox.serve(
+            self.node_id, SupervisorInbox(supervisor), task_status=task_status
+        )
+
+
+@asynccontextmanager
+async def join(
+    urls: Sequence[str],
+    *,
+    cluster: str,
+    node_id: str,
+    url: str = "",
+    lease_ttl: float = 10.0,
+    timeout: float = 2.0,
+    replicas: int = 1,
+) -> AsyncIterator[ClusterMember]:
+    """Be a node of cluster ``cluster`` for the block (see the module docstring).
+
+    Raises:
+        ClusterUnavailableError: NATS did not answer in time.
+        LeaseLostError: In an exception group: this node lost its lease.
+    """
+    async with (
+        ClusterNode.open(
+            urls,
+            cluster=cluster,
+            node_id=node_id,
+            url=url,
+            lease_ttl=lease_ttl,
+            timeout=timeout,
+            replicas=replicas,
+        ) as node,
+        anyio.create_task_group() as tg,
+    ):
+        publisher = EventLogPublisher(node.log)
+        await tg.start(publisher.run)
+        try:
+            yield ClusterMember(node, publisher)
+        finally:
+            with anyio.CancelScope(shield=True) as drain:
+                drain.deadline = anyio.current_time() + _DRAIN_S
+                await publisher.wait_idle()
+            tg.cancel_scope.cancel()

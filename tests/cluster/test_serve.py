@@ -1,0 +1,133 @@
+"""Two nodes served in one process (``serve`` with ``ServerConfig.cluster``) against one
+real nats-server: every method works on either node for the other's tasks, over HTTP."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from a2a_actors.client import A2AClient
+from a2a_actors.cluster import NatsServer
+from a2a_actors.protocol import Task, TaskState
+from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.server import ClusterOptions, ServerConfig, serve
+
+from .agents import agent
+from .helpers import nats_server
+
+pytestmark = pytest.mark.anyio
+
+
+def config(server: NatsServer, node_id: str) -> ServerConfig:
+    options = ClusterOptions(urls=(server.url,), node_id=node_id, lease_s=3.0)
+    return ServerConfig(cluster=options)
+
+
+@asynccontextmanager
+async def two_nodes(tmp_path: Path) -> AsyncIterator[tuple[A2AClient, A2AClient]]:
+    async with nats_server(tmp_path) as server, anyio.create_task_group() as tg:
+        url_a = await tg.start(functools.partial(serve, agent, config=config(server, "a")))
+        url_b = await tg.start(functools.partial(serve, agent, config=config(server, "b")))
+        a = await A2AClient.connect(url_a, card_cache=None)
+        b = await A2AClient.connect(url_b, card_cache=None)
+        async with a, b:
+            yield a, b
+        tg.cancel_scope.cancel()
+
+
+def state(event: StreamResponse) -> TaskState | None:
+    if event.task is not None:
+        return event.task.status.state
+    if event.status_update is not None:
+        return event.status_update.status.state
+    return None
+
+
+async def test_get_and_list_answer_the_same_on_both_nodes(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with two_nodes(tmp_path) as (a, b):
+            asked = await a.send_message("hi")
+            assert isinstance(asked, Task)
+            assert asked.status.state is TaskState.INPUT_REQUIRED
+            assert await b.get_task(asked.id) == await a.get_task(asked.id)
+            listed_a = await a.list_tasks()
+            listed_b = await b.list_tasks()
+            assert listed_a == listed_b
+            assert [t.id for t in listed_b.tasks] == [asked.id]
+
+
+async def test_a_cancel_on_the_other_node_interrupts_the_owner(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with two_nodes(tmp_path) as (a, b):
+            started = await a.send_message("spin", return_immediately=True)
+            assert isinstance(started, Task)
+            canceled = await b.cancel_task(started.id)
+            assert canceled.status.state is TaskState.CANCELED
+            assert (await a.get_task(started.id)).status.state is TaskState.CANCELED
+            assert (await b.get_task(started.id)).status.state is TaskState.CANCELED
+
+
+async def test_an_answer_on_the_other_node_reaches_the_parked_ask(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with two_nodes(tmp_path) as (a, b):
+            asked = await a.send_message("hi")
+            assert isinstance(asked, Task)
+            done = await b.send_message("Ada", task_id=asked.id, context_id=asked.context_id)
+            assert isinstance(done, Task)
+            assert done.status.state is TaskState.COMPLETED
+            assert done.status.message is not None
+            assert done.status.message.text == "Hello, Ada!"
+            assert (await a.get_task(asked.id)).status.state is TaskState.COMPLETED
+
+
+async def test_a_subscriber_on_the_other_node_gets_every_event_once(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with two_nodes(tmp_path) as (a, b):
+            started = await a.send_message("count", return_immediately=True)
+            assert isinstance(started, Task)
+            async with b.subscribe(started.id) as events:
+                seen = [event async for event in events]
+            assert seen[0].task is not None  # the snapshot first
+            assert state(seen[-1]) is TaskState.COMPLETED
+            texts = [
+                e.status_update.status.message.text
+                for e in seen[1:]
+                if e.status_update is not None and e.status_update.status.message is not None
+            ]
+            assert len(texts) == len(set(texts))  # no duplicate
+            assert texts[-1] == "counted"
+            first = seen[0].task.status.message
+            skipped = 0 if first is None else int(first.text.split()[-1]) + 1
+            expected = [f"step {i}" for i in range(skipped, 5)]
+            assert [t for t in texts if t.startswith("step")] == expected  # no gap
+            final = await a.get_task(started.id)
+            assert final.status.state is TaskState.COMPLETED
+
+
+async def test_a_streamed_answer_on_the_other_node_follows_the_owner(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with two_nodes(tmp_path) as (a, b):
+            asked = await a.send_message("hi")
+            assert isinstance(asked, Task)
+            stream = b.stream_message("Ada", task_id=asked.id, context_id=asked.context_id)
+            async with stream as events:
+                seen = [event async for event in events]
+            assert state(seen[-1]) is TaskState.COMPLETED
+
+
+def test_the_embedded_server_does_not_import_nats() -> None:
+    code = (
+        "import sys, a2a_actors.server, a2a_actors.server.cli_serve, a2a_actors.cli\n"
+        "from a2a_actors.server import create_app\n"
+        "async def handler(ctx): pass\n"
+        "create_app(handler)\n"
+        "assert 'nats' not in sys.modules, 'nats imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
