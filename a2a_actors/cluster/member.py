@@ -303,8 +303,15 @@ class ClusterMember:
         return self.node.push
 
     def supervisor_options(self) -> dict[str, Any]:
-        """The Supervisor's keyword arguments (``store``, ``observers``, ``remote``)."""
-        return {"store": self.store, "observers": (self.publisher,), "remote": self.remote}
+        """The Supervisor's keyword arguments: ``store``, ``observers``, ``remote``, and
+        ``keep_interrupted`` (a node that stops leaves its tasks waiting for input as
+        they are; the other nodes release them for resumption anywhere)."""
+        return {
+            "store": self.store,
+            "observers": (self.publisher,),
+            "remote": self.remote,
+            "keep_interrupted": True,
+        }
 
     async def serve_inbox(
         self,

@@ -172,7 +172,11 @@ class A2AService:
         options: dict[str, Any] = dict(self.config.supervisor_options)
         cluster = self._cluster_options
         if cluster:
-            options.update(store=cluster["store"], remote=cluster["remote"])
+            options.update(
+                store=cluster["store"],
+                remote=cluster["remote"],
+                keep_interrupted=cluster["keep_interrupted"],
+            )
             options["observers"] = (*cluster["observers"], *options.get("observers", ()))
         if self.config.max_live_tasks is not None:
             options["max_live_tasks"] = self.config.max_live_tasks

@@ -16,6 +16,7 @@ import pytest
 from a2a_actors.client import A2AClient
 from a2a_actors.cluster import NatsServer
 from a2a_actors.protocol import Task, TaskState
+from a2a_actors.protocol.errors import ServerBusyError
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.server import ClusterOptions, ServerConfig, serve
 
@@ -120,6 +121,35 @@ async def test_a_streamed_answer_on_the_other_node_follows_the_owner(tmp_path: P
             async with stream as events:
                 seen = [event async for event in events]
             assert state(seen[-1]) is TaskState.COMPLETED
+
+
+async def test_a_stopped_nodes_waiting_task_resumes_on_another_node(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with nats_server(tmp_path) as server, anyio.create_task_group() as tg:
+            url_b = await tg.start(functools.partial(serve, agent, config=config(server, "b")))
+            async with anyio.create_task_group() as node_a:
+                url_a = await node_a.start(
+                    functools.partial(serve, agent, config=config(server, "a"))
+                )
+                async with await A2AClient.connect(url_a, card_cache=None) as a:
+                    asked = await a.send_message("hi")
+                node_a.cancel_scope.cancel()  # a graceful stop: its waiting task is released
+            assert isinstance(asked, Task)
+            async with await A2AClient.connect(url_b, card_cache=None) as b:
+                while True:  # busy until node b has seen a's lease go (asynchronous)
+                    try:
+                        done = await b.send_message(
+                            "Ada", task_id=asked.id, context_id=asked.context_id
+                        )
+                        break
+                    except ServerBusyError:
+                        await anyio.sleep(0.05)
+                assert isinstance(done, Task)
+                assert done.status.state is TaskState.COMPLETED
+                assert done.status.message is not None
+                assert done.status.message.text == "Hello, Ada! (resumed)"
+                assert (await b.get_task(asked.id)) == done
+            tg.cancel_scope.cancel()
 
 
 def test_the_embedded_server_does_not_import_nats() -> None:
