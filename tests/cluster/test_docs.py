@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_python_example_of_the_cluster_docs_runs() -> None:
     text = (ROOT / "docs" / "cluster.md").read_text()
-    section = text.split("### Using the parts today (Python)", 1)[1]
+    section = text.split("### Composing the parts by hand (Python)", 1)[1]
     found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert found is not None
     done = subprocess.run(
