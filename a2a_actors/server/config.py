@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,7 +72,7 @@ class ClusterOptions:
         replicas: JetStream replicas of new buckets and streams (1, or 3 with a NATS cluster).
     """
 
-    urls: tuple[str, ...]
+    urls: Sequence[str]
     node_id: str | None = None
     cluster_name: str | None = None
     lease_s: float = 10.0
@@ -82,6 +82,7 @@ class ClusterOptions:
     def __post_init__(self) -> None:
         if isinstance(self.urls, str) or not self.urls:
             raise ValueError("cluster urls must be a non-empty sequence of nats:// URLs")
+        object.__setattr__(self, "urls", tuple(self.urls))  # frozen: a list is copied
         for url in self.urls:
             if not url.startswith(("nats://", "tls://", "ws://", "wss://")):
                 raise ValueError(f"not a NATS URL: {url!r} (expected nats://HOST:PORT)")
