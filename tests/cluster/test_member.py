@@ -1,0 +1,115 @@
+"""A node's wiring on its own: the store an actor writes through (a lost write raises
+WriteLostError; a released task is taken over), and the event-log publisher (in order,
+across a NATS restart)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import anyio
+import pytest
+
+from a2a_actors.cluster.event_log import EventLog
+from a2a_actors.cluster.member import EventLogPublisher, HeldTaskStore
+from a2a_actors.cluster.settling import settle_lost_node
+from a2a_actors.cluster.task_store import Holder, NatsTaskStore
+from a2a_actors.protocol import Task, TaskState, TaskStatus
+from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
+from a2a_actors.runtime.environment import WriteLostError
+from a2a_actors.stores import StoredTask
+
+from .helpers import connect, nats_server
+
+pytestmark = pytest.mark.anyio
+
+S = TaskState
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+NOW = T0 + dt.timedelta(hours=1)
+
+
+def record(task_id: str, state: TaskState, version: int) -> StoredTask:
+    status = TaskStatus(state=state, timestamp=T0)
+    return StoredTask(Task(id=task_id, context_id="c", status=status), "alice", version)
+
+
+async def test_a_write_that_loses_to_another_node_raises_with_the_winner(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a, holder=Holder("a", 1)) as store_a,
+            NatsTaskStore.open(b, holder=Holder("b", 2)) as store_b,
+        ):
+            held = HeldTaskStore(store_a)
+            await held.save(record("t", S.WORKING, 1))
+            await held.save(record("t", S.WORKING, 2))  # its own task: written
+            await settle_lost_node(store_b, "a", now=NOW, epoch=1)  # b settles a's task
+            with pytest.raises(WriteLostError) as lost:
+                await held.save(record("t", S.COMPLETED, 3))
+            assert lost.value.stored.task.status.state is S.FAILED
+            stored = await store_b.get("t")
+            assert stored == lost.value.stored  # nothing of a's late write
+
+
+async def test_a_released_task_is_taken_over_by_its_next_writer(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a, holder=Holder("a", 1)) as store_a,
+            NatsTaskStore.open(b, holder=Holder("b", 2)) as store_b,
+        ):
+            await HeldTaskStore(store_a).save(record("t", S.INPUT_REQUIRED, 4))
+            await settle_lost_node(store_b, "a", now=NOW, epoch=1)  # released, still waiting
+            released = await store_b.get_entry("t")
+            assert released is not None
+            assert released.holder is None
+            await HeldTaskStore(store_b).save(record("t", S.WORKING, 5))  # resumed on b
+            taken = await store_a.get_entry("t")
+            assert taken is not None
+            assert taken.holder == Holder("b", 2)
+            with pytest.raises(WriteLostError):  # a cannot write it back
+                await HeldTaskStore(store_a).save(record("t", S.COMPLETED, 6))
+
+
+def update(task_id: str, n: int) -> StreamResponse:
+    status = TaskStatus(state=S.WORKING, timestamp=T0 + dt.timedelta(seconds=n))
+    return StreamResponse(
+        status_update=TaskStatusUpdateEvent(task_id=task_id, context_id="c", status=status)
+    )
+
+
+async def test_the_publisher_logs_every_event_in_order_across_a_nats_restart(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(60):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as conn,
+            NatsTaskStore.open(conn, holder=Holder("a", 1)) as store,
+        ):
+            log = await EventLog.open(conn)
+            publisher = EventLogPublisher(log, retry_s=0.05)
+            async with anyio.create_task_group() as tg:
+                await tg.start(publisher.run)
+                for n in range(1, 4):
+                    publisher.task_event("t", None, update("t", n), terminal=False, version=n)
+                await publisher.wait_idle()
+                await server.stop()
+                for n in range(4, 7):  # queued while NATS is away
+                    publisher.task_event("t", None, update("t", n), terminal=False, version=n)
+                await server.start()
+                await publisher.wait_idle()
+                assert publisher.pending == 0
+                tg.cancel_scope.cancel()
+            await store.save(record("t", S.SUBMITTED, 0))
+            async with log.follow("t", store) as feed:
+                seen: list[int] = []
+                async for logged in feed:
+                    seen.append(logged.version)
+                    if logged.version == 6:
+                        break
+            assert seen == [1, 2, 3, 4, 5, 6]
