@@ -41,11 +41,11 @@ from ..protocol.models import (
     utc_now,
 )
 from ..protocol.requests import SendMessageRequest
-from ..protocol.state import TaskMachine, accepts_input
+from ..protocol.state import TaskMachine, accepts_input, check_cancelable
 from ..stores.base import RecoverableStore, StoredTask
 from .actor import TaskActor
 from .agent import Agent
-from .environment import ActorEnvironment, EndedTask
+from .environment import ActorEnvironment, EndedTask, WriteLostError
 from .fanout import Subscription
 from .interfaces import AgentSpec
 from .retention import Retention
@@ -246,14 +246,20 @@ class TaskRoster:
         """Cancel a stored task that has no actor (left by an earlier process).
 
         Raises:
-            TaskNotCancelableError: The task is terminal.
+            TaskNotCancelableError: The task is terminal (or became so meanwhile, on
+                another node).
+            ServerBusyError: Another node took the task meanwhile (cluster mode).
         """
         machine = TaskMachine.restore(record.task, version=record.version)
         event = machine.cancel(timestamp=utc_now())  # terminal: TaskNotCancelableError
         if metadata:
             event = msgspec.structs.replace(event, metadata=metadata)
         task = machine.snapshot()
-        await self.env.store.save(StoredTask(task, record.owner, machine.version))
+        try:
+            await self.env.store.save(StoredTask(task, record.owner, machine.version))
+        except WriteLostError as lost:  # another node wrote the task since it was read
+            check_cancelable(task.id, lost.stored.task.status.state)  # final: not cancelable
+            raise ServerBusyError("the task changed hands meanwhile; retry") from None
         self.env.notify(
             task.id, record.owner, StreamResponse(status_update=event), version=machine.version
         )

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 from anyio.abc import Process
 
@@ -64,26 +65,55 @@ async def node(server: NatsServer, node_id: str) -> AsyncIterator[tuple[Process,
                     await process.wait()
 
 
-async def test_two_cli_nodes_share_a_task(tmp_path: Path) -> None:
-    with anyio.fail_after(90):
+async def test_three_cli_nodes_share_a_task(tmp_path: Path) -> None:
+    with anyio.fail_after(120):
         async with (
             nats_server(tmp_path) as server,
             node(server, "a") as (proc_a, url_a),
             node(server, "b") as (proc_b, url_b),
+            node(server, "c") as (proc_c, url_c),
         ):
             a = await A2AClient.connect(url_a, card_cache=None)
             b = await A2AClient.connect(url_b, card_cache=None)
-            async with a, b:
+            c = await A2AClient.connect(url_c, card_cache=None)
+            async with a, b, c:
                 started = await a.send_message("spin", return_immediately=True)
                 assert isinstance(started, Task)
                 seen = await b.get_task(started.id)
                 assert seen.status.state in (TaskState.SUBMITTED, TaskState.WORKING)
-                canceled = await b.cancel_task(started.id)
-                assert canceled.status.state is TaskState.CANCELED
+                async with c.subscribe(started.id) as events:
+                    first = await events.__anext__()
+                    assert first.task is not None
+                    canceled = await b.cancel_task(started.id)
+                    assert canceled.status.state is TaskState.CANCELED
+                    rest = [event async for event in events]
+                final = rest[-1].status_update
+                assert final is not None
+                assert final.status.state is TaskState.CANCELED
                 assert (await a.get_task(started.id)).status.state is TaskState.CANCELED
-            for process in (proc_a, proc_b):
+                assert (await c.list_tasks()) == (await a.list_tasks())
+            for process in (proc_a, proc_b, proc_c):
                 process.send_signal(signal.SIGTERM)
                 with anyio.fail_after(20):
+                    assert await process.wait() == 0
+
+
+async def test_the_card_advertises_the_public_url(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with nats_server(tmp_path) as server:
+            argv = command(
+                "serve", AGENT, "--cluster", server.url, "--public-url", "https://lb.example.com"
+            )
+            async with await anyio.open_process(argv, cwd=ROOT) as process:
+                try:
+                    url = await first_line(process)
+                    async with httpx.AsyncClient() as http:
+                        card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+                    urls = [i["url"] for i in card["supportedInterfaces"]]
+                    assert urls
+                    assert all(u.startswith("https://lb.example.com") for u in urls)
+                finally:
+                    process.send_signal(signal.SIGTERM)
                     assert await process.wait() == 0
 
 

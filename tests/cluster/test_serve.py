@@ -16,7 +16,7 @@ import pytest
 from a2a_actors.client import A2AClient
 from a2a_actors.cluster import NatsServer
 from a2a_actors.protocol import Task, TaskState
-from a2a_actors.protocol.errors import ServerBusyError
+from a2a_actors.protocol.errors import ServerBusyError, TaskNotCancelableError
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.server import ClusterOptions, ServerConfig, serve
 
@@ -73,6 +73,29 @@ async def test_a_cancel_on_the_other_node_interrupts_the_owner(tmp_path: Path) -
             assert canceled.status.state is TaskState.CANCELED
             assert (await a.get_task(started.id)).status.state is TaskState.CANCELED
             assert (await b.get_task(started.id)).status.state is TaskState.CANCELED
+
+
+async def test_concurrent_cancels_from_both_nodes_give_one_final_state(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with two_nodes(tmp_path) as (a, b):
+            started = await a.send_message("spin", return_immediately=True)
+            assert isinstance(started, Task)
+            answers: list[TaskState] = []
+
+            async def cancel(client: A2AClient) -> None:
+                try:
+                    answers.append((await client.cancel_task(started.id)).status.state)
+                except TaskNotCancelableError:
+                    answers.append(TaskState.UNSPECIFIED)  # the other cancel got there first
+
+            async with anyio.create_task_group() as tg:
+                for client in (a, b, a, b):
+                    tg.start_soon(cancel, client)
+            assert TaskState.CANCELED in answers
+            assert set(answers) <= {TaskState.CANCELED, TaskState.UNSPECIFIED}
+            final = await b.get_task(started.id)
+            assert final.status.state is TaskState.CANCELED
+            assert final == await a.get_task(started.id)
 
 
 async def test_an_answer_on_the_other_node_reaches_the_parked_ask(tmp_path: Path) -> None:
