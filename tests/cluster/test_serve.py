@@ -146,6 +146,30 @@ async def test_a_streamed_answer_on_the_other_node_follows_the_owner(tmp_path: P
             assert state(seen[-1]) is TaskState.COMPLETED
 
 
+async def test_with_nats_away_a_request_is_busy_in_bounded_time(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with nats_server(tmp_path) as server, anyio.create_task_group() as tg:
+            options = ClusterOptions(urls=(server.url,), node_id="a", timeout_s=1.0)
+            url = await tg.start(
+                functools.partial(serve, agent, config=ServerConfig(cluster=options))
+            )
+            async with await A2AClient.connect(url, card_cache=None) as a:
+                asked = await a.send_message("hi")
+                assert isinstance(asked, Task)
+                await server.stop()
+                with anyio.fail_after(10), pytest.raises(ServerBusyError):
+                    await a.list_tasks()  # -32050 (HTTP 429), never a hang
+                await server.start()
+                while True:  # the node reconnects by itself
+                    try:
+                        again = (await a.list_tasks()).tasks
+                        break
+                    except ServerBusyError:
+                        await anyio.sleep(0.1)
+                assert [t.id for t in again] == [asked.id]
+            tg.cancel_scope.cancel()
+
+
 async def test_a_stopped_nodes_waiting_task_resumes_on_another_node(tmp_path: Path) -> None:
     with anyio.fail_after(30):
         async with nats_server(tmp_path) as server, anyio.create_task_group() as tg:
