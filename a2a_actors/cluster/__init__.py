@@ -1,8 +1,8 @@
 """Cluster mode: many server processes share every task, on NATS JetStream.
 
-Groundwork for issue 18 (see ``docs/cluster.md`` for what is built and what is planned):
-the pieces a node is made of, each usable and tested on its own against a real
-nats-server —
+Issue 18 (see ``docs/cluster.md`` for what is built and what is planned): the pieces a
+node is made of, each usable and tested on its own against a real nats-server, and their
+wiring into a served node —
 
 * :class:`NatsServer` (:mod:`.nats_server`): run a nats-server with JetStream (tests,
   local runs, ``serve --workers``);
@@ -18,7 +18,9 @@ nats-server —
 * :func:`~.settling.settle_lost_node` (:mod:`.settling`): a lost node's tasks failed or
   released for resumption, once;
 * :func:`~.retention.evict` (:mod:`.retention`): retention passes over the cluster;
-* :class:`ClusterNode` (:mod:`.node`): one node's parts composed, settling lost nodes.
+* :class:`ClusterNode` (:mod:`.node`): one node's parts composed, settling lost nodes;
+* :mod:`.member`: a served node's wiring into the runtime's environment seam (what
+  ``serve`` with ``ServerConfig.cluster`` uses: ``join``, ``ClusterMember``).
 
 Importing this package does not import nats-py; its names are loaded on first use (and
 need the ``cluster`` extra: ``pip install 'a2a-actors[cluster]'``), except the errors,
