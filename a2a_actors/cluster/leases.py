@@ -224,8 +224,14 @@ class NodeLeases:
                 lease time: this node must stop owning tasks.
             ClusterUnavailableError: NATS did not answer in time while acquiring.
         """
-        begun = time.monotonic()
-        lease = await self.acquire(node_id, url=url)
+        while True:
+            begun = time.monotonic()  # before the write that succeeds, not before a wait
+            try:
+                lease = await self.acquire(node_id, url=url, wait=False)
+            except LeaseHeldError:
+                await anyio.sleep(self.ttl / 4)  # a held lease ends by time alone
+                continue
+            break
         # The server counts the lease time from its write, which came after ``begun``: this
         # node gives the lease up no later than anyone else can see it expire.
         deadline = begun + self.ttl
