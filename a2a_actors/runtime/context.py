@@ -35,9 +35,9 @@ then already been recorded (and published) in full.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from uuid import uuid4
 
 from ..protocol.errors import UnsupportedOperationError
@@ -51,6 +51,9 @@ if TYPE_CHECKING:
     from .slot import RunSlot
 
 _NO_HEADERS: Mapping[str, str] = {}
+
+#: ``on_event(action, task)``: what a watched context reports (see TaskContext.watched).
+ActionCallback: TypeAlias = Callable[[str, Task], object]
 
 __all__ = ("ContextTarget", "TaskContext", "agent_message")
 
@@ -107,10 +110,34 @@ class TaskContext:
     Created by the runtime for each handler run; not meant to be built by users.
     """
 
-    __slots__ = ("_actor",)
+    __slots__ = ("_actor", "_on_event")
 
-    def __init__(self, actor: ContextTarget) -> None:
+    def __init__(self, actor: ContextTarget, on_event: ActionCallback | None = None) -> None:
         self._actor = actor
+        self._on_event = on_event
+
+    def watched(self, on_event: ActionCallback) -> TaskContext:
+        """This task's context, calling ``on_event(action, task)`` after each action.
+
+        ``action`` is the method's name (``"update"``, ``"artifact"``, ``"complete"``...;
+        ``"ask"``/``"require_auth"`` are reported when the question is asked, before the
+        wait), ``task`` the task as the action left it. ``on_event`` runs synchronously
+        and must not block; an exception it raises comes out of the action. A context
+        already watched calls its own callback first.
+        """
+        earlier = self._on_event
+        if earlier is None:
+            return TaskContext(self._actor, on_event)
+
+        def both(action: str, task: Task) -> None:
+            earlier(action, task)
+            on_event(action, task)
+
+        return TaskContext(self._actor, both)
+
+    def _report(self, action: str) -> None:
+        if self._on_event is not None:
+            self._on_event(action, self._actor.machine.snapshot())
 
     # -- what the agent reads ----------------------------------------------------------
 
@@ -236,6 +263,7 @@ class TaskContext:
         """
         if self._actor.machine.state is TaskState.SUBMITTED:
             await self._actor.publication.emit_status(TaskState.WORKING)
+        self._report("start")
 
     async def update(
         self, text_or_message: str | Message, *, metadata: dict[str, Any] | None = None
@@ -250,6 +278,7 @@ class TaskContext:
         await self._actor.publication.emit_status(
             TaskState.WORKING, message=agent_message(text_or_message), metadata=metadata
         )
+        self._report("update")
 
     async def artifact(
         self,
@@ -287,6 +316,7 @@ class TaskContext:
             metadata=metadata,
         )
         await self._actor.publication.emit_artifact(artifact, append=append, last_chunk=last_chunk)
+        self._report("artifact")
         return artifact_id
 
     async def reply(self, text_or_message: str | Message) -> None:
@@ -300,6 +330,7 @@ class TaskContext:
             IllegalTransitionError: The task already ended.
         """
         await self._actor.publication.reply(agent_message(text_or_message))
+        self._report("reply")
 
     async def complete(self, text_or_message: str | Message | None = None) -> None:
         """End the task COMPLETED, optionally with a status message.
@@ -309,6 +340,7 @@ class TaskContext:
         """
         message = agent_message(text_or_message) if text_or_message is not None else None
         await self._actor.publication.emit_status(TaskState.COMPLETED, message=message)
+        self._report("complete")
 
     async def fail(self, text_or_message: str | Message) -> None:
         """End the task FAILED with a status message saying why.
@@ -319,6 +351,7 @@ class TaskContext:
         await self._actor.publication.emit_status(
             TaskState.FAILED, message=agent_message(text_or_message)
         )
+        self._report("fail")
 
     async def reject(self, text_or_message: str | Message) -> None:
         """End the task REJECTED (the agent will not do it) with a status message.
@@ -329,6 +362,7 @@ class TaskContext:
         await self._actor.publication.emit_status(
             TaskState.REJECTED, message=agent_message(text_or_message)
         )
+        self._report("reject")
 
     def ask(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
         """Ask the client for input and wait for it: ``reply = await ctx.ask("...")``.
@@ -344,6 +378,7 @@ class TaskContext:
         """
         # Not an ``async def`` on purpose: returning the actor's coroutine saves one
         # suspended frame per parked task.
+        self._report("ask")
         return self._actor.interrupt(TaskState.INPUT_REQUIRED, agent_message(text_or_message))
 
     def require_auth(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
@@ -352,6 +387,7 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
+        self._report("require_auth")
         return self._actor.interrupt(TaskState.AUTH_REQUIRED, agent_message(text_or_message))
 
     @asynccontextmanager

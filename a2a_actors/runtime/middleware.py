@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..protocol.models import Task
 
@@ -118,57 +118,10 @@ def _link(middleware: AgentMiddleware, rest: AgentNext) -> AgentNext:
     return step
 
 
-#: ``on_event(kind, task)``: what :func:`watched` reports after each action.
-EventCallback: TypeAlias = Callable[[str, Task], object]
-
-_ACTIONS = (
-    "start",
-    "update",
-    "artifact",
-    "reply",
-    "complete",
-    "fail",
-    "reject",
-    "ask",
-    "require_auth",
-)
-
-
-class _WatchedContext:
-    """``ctx`` with every action reported (see :func:`watched`); everything else is
-    ``ctx``'s own."""
-
-    def __init__(self, ctx: TaskContext, on_event: EventCallback) -> None:
-        self._ctx = ctx
-        self._on_event = on_event
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._ctx, name)
-        if name not in _ACTIONS:
-            return value
-        ctx, report = self._ctx, self._on_event
-
-        async def action(*args: Any, **kwargs: Any) -> Any:
-            if name in ("ask", "require_auth"):
-                report(name, ctx.task)  # reported when the question is asked
-                return await value(*args, **kwargs)
-            result = await value(*args, **kwargs)
-            report(name, ctx.task)
-            return result
-
-        return action
-
-
-def watched(ctx: TaskContext, on_event: EventCallback) -> TaskContext:
-    """A context that calls ``on_event(action, task)`` after each action of the handler.
-
-    ``action`` is the method's name (``"update"``, ``"artifact"``, ``"complete"``...;
-    ``"ask"``/``"require_auth"`` are reported when the question is asked), ``task`` the
-    task as that action left it. ``on_event`` is called synchronously and must not block;
-    an exception it raises propagates into the handler's action (and so fails the task).
-    Every other attribute is ``ctx``'s.
-    """
-    return cast("TaskContext", _WatchedContext(ctx, on_event))
+def watched(ctx: TaskContext, on_event: Callable[[str, Task], object]) -> TaskContext:
+    """``ctx.watched(on_event)``: the context to pass to ``next`` to see each action the
+    handler takes, as it takes it (see :meth:`~.context.TaskContext.watched`)."""
+    return ctx.watched(on_event)
 
 
 def log_calls(

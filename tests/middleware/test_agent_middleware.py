@@ -13,7 +13,13 @@ import pytest
 from a2a_actors.client import A2AClient
 from a2a_actors.protocol import Message, Task, TaskState
 from a2a_actors.runtime import Agent, InProcessClient, Supervisor, TaskContext, agent
-from a2a_actors.runtime.middleware import AgentNext, HandlerChain, log_calls, watched
+from a2a_actors.runtime.middleware import (
+    AgentMiddleware,
+    AgentNext,
+    HandlerChain,
+    log_calls,
+    watched,
+)
 from a2a_actors.server import ServerConfig, serve
 from orchestrator.serving import serve as serve_orchestrated
 
@@ -153,6 +159,35 @@ async def test_watched_reports_each_action_as_it_happens() -> None:
         ("ask", TaskState.WORKING, 1),
         ("complete", TaskState.COMPLETED, 1),
     ]
+
+
+async def test_nested_watchers_each_see_every_action_outer_first() -> None:
+    seen: list[str] = []
+    done = anyio.Event()
+
+    def watcher(label: str) -> AgentMiddleware:
+        def on_event(kind: str, task: Task) -> None:
+            seen.append(f"{label}:{kind}")
+            if seen[-1] == "inner:complete":
+                done.set()
+
+        async def watch(ctx: TaskContext, next: AgentNext) -> object:
+            return await next(watched(ctx, on_event))
+
+        return watch
+
+    async def worker(ctx: TaskContext) -> None:
+        assert isinstance(ctx, TaskContext)  # a real context, not a stand-in
+        await ctx.start()
+        await ctx.complete("done")
+
+    observed = Agent(handler=worker, name="worker", middleware=[watcher("outer"), watcher("inner")])
+    with anyio.fail_after(5):
+        async with Supervisor(observed) as sup:
+            task = as_task(await InProcessClient(sup).send_message("go"))
+            await done.wait()  # the caller may learn the outcome before the handler
+    assert task.status.state is TaskState.COMPLETED
+    assert seen == ["outer:start", "inner:start", "outer:complete", "inner:complete"]
 
 
 async def test_a_middleware_that_raises_fails_only_its_task() -> None:
