@@ -71,7 +71,11 @@ async def settle_lost_node(
     failed: list[StoredTask] = []
     resumable: list[str] = []
     text = LOST_TEXT.format(node=node_id)
-    for entry in await store.held_by(node_id, epoch=epoch, except_epoch=keep_epoch):
+    held = await store.held_by(node_id, epoch=epoch, except_epoch=keep_epoch)
+    # Waiting tasks first: releasing them publishes nothing, so whoever sees a FAILED
+    # event of this pass knows the node's waiting tasks are already released.
+    held.sort(key=lambda entry: entry.record.task.status.state not in INTERRUPTED_STATES)
+    for entry in held:
         record = entry.record
         task = record.task
         if task.status.state in INTERRUPTED_STATES:

@@ -40,7 +40,8 @@ JetStream (docs/cluster.md): every node serving the same agent (card name, or
 is the URL the card advertises (the load balancer's). It needs the asyncio backend
 (``--backend trio --cluster`` is refused, status 2), no ``--store``, and the ``cluster``
 extra (missing: one line naming it, status 2); a NATS that cannot be reached is said on
-stderr and the exit status is 1.
+stderr and the exit status is 1, and so is a node that lost its lease (cut from NATS for a
+lease time: it stops serving, since the other nodes settle its tasks).
 
 Once serving, the process tunes its cyclic garbage collector (benchmarks/README.md):
 ``gc.freeze()`` moves what start-up built (modules, the app), which lives as long as the
@@ -68,7 +69,7 @@ from typing import Any
 
 import anyio
 
-from a2a_actors.cluster.errors import ClusterExtraMissingError
+from a2a_actors.cluster.errors import ClusterExtraMissingError, LeaseLostError
 from a2a_actors.protocol.errors import ServerBusyError
 from a2a_actors.runtime import as_agent
 from a2a_actors.stores import SQLiteTaskStore, StoreError
@@ -412,5 +413,11 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError, ClusterExtraMissingError) as exc:
         return _fail(str(exc), 2)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
-    status: int = anyio.run(_serve_until_signal, target, config, args, db, backend=args.backend)
+    try:
+        status: int = anyio.run(_serve_until_signal, target, config, args, db, backend=args.backend)
+    except BaseExceptionGroup as group:  # a cluster node cut from NATS fences itself
+        lost = group.subgroup(LeaseLostError)
+        if lost is None:
+            raise
+        return _fail(f"stopped serving: {_leaf(lost)}", 1)
     return status

@@ -144,6 +144,19 @@ async def test_a_lost_nodes_task_fails_and_a_subscriber_elsewhere_sees_it(
                 assert (await b.get_task(started.id)).status.state is TaskState.FAILED
 
 
+async def test_a_node_cut_from_nats_for_a_lease_stops_in_one_line(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with nats_server(tmp_path) as server, node(server, "a") as (process, _):
+            await server.stop()  # the node cannot renew its 2 s lease
+            with anyio.fail_after(30):
+                assert await process.wait() == 1
+            assert process.stderr is not None
+            said = b"".join([chunk async for chunk in process.stderr]).decode()
+            last = said.strip().splitlines()[-1]
+            assert last.startswith("a2a-actors serve: stopped serving:")
+            assert "lease" in last
+
+
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
