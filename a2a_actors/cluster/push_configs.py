@@ -173,6 +173,9 @@ class NatsPushConfigStore:
                         await kv.delete(key, last=revision)
                 except KeyWrongLastSequenceError:
                     continue  # someone changed them meanwhile: decide again
+                # This node's view has the change before the call returns, so the first
+                # event of a task created with an inline config is already delivered.
+                await self._followed().wait_caught_up()
                 return
 
     async def _apply(self, change: KVChange) -> None:

@@ -18,8 +18,10 @@ from a2a_actors.cluster import NatsServer
 from a2a_actors.protocol import Task, TaskState
 from a2a_actors.protocol.errors import ServerBusyError, TaskNotCancelableError
 from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.protocol.requests import TaskPushNotificationConfig
 from a2a_actors.server import ClusterOptions, ServerConfig, serve
 
+from ..push.receiver import Received, receiver
 from .agents import agent
 from .helpers import nats_server
 
@@ -208,3 +210,38 @@ def test_the_embedded_server_does_not_import_nats() -> None:
         "assert 'nats' not in sys.modules, 'nats imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+async def test_push_is_delivered_once_per_event_by_the_owner(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with (
+            receiver() as hooks,
+            nats_server(tmp_path) as server,
+            anyio.create_task_group() as tg,
+        ):
+            urls = []
+            for node_id in ("a", "b"):
+                options = ClusterOptions(urls=(server.url,), node_id=node_id)
+                push = ServerConfig(cluster=options, push_notifications=True).replace(
+                    allow_private_push=True
+                )
+                urls.append(await tg.start(functools.partial(serve, agent, config=push)))
+            a = await A2AClient.connect(urls[0], card_cache=None)
+            b = await A2AClient.connect(urls[1], card_cache=None)
+            async with a, b:
+                hook = TaskPushNotificationConfig(url=f"{hooks.base_url}/hook", id="h")
+                asked = await a.send_message("hi", push_config=hook)  # inline, on the owner
+                assert isinstance(asked, Task)
+                listed = await b.list_push_configs(asked.id)  # CRUD on the other node
+                assert [c.id for c in listed.configs] == ["h"]
+                done = await b.send_message("Ada", task_id=asked.id, context_id=asked.context_id)
+                assert isinstance(done, Task)
+
+                def completed(requests: list[Received]) -> bool:
+                    return any("TASK_STATE_COMPLETED" in r.body.decode() for r in requests)
+
+                await hooks.wait_until(completed)
+            tg.cancel_scope.cancel()
+        bodies = [r.body for r in hooks.requests]
+        assert len(bodies) == len(set(bodies))  # each event once, not once per node
+        assert sum(b"TASK_STATE_COMPLETED" in body for body in bodies) == 1
