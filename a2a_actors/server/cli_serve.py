@@ -36,7 +36,8 @@ that cannot be reached is said on stderr and the exit status is 1.
 ``--cluster nats://HOST:PORT[,nats://...]`` serves as one node of a cluster on NATS
 JetStream (docs/cluster.md): every node serving the same agent (card name, or
 ``--cluster-name``) answers every method for every task. ``--node-id`` names the node
-(default ``HOST-PID``), ``--cluster-lease`` is a new cluster's lease time, ``--public-url``
+(default ``HOST-PID``), ``--cluster-lease`` is a new cluster's lease time,
+``--cluster-replicas`` the JetStream replicas of its buckets and stream, ``--public-url``
 is the URL the card advertises (the load balancer's). It needs the asyncio backend
 (``--backend trio --cluster`` is refused, status 2), no ``--store``, and the ``cluster``
 extra (missing: one line naming it, status 2); a NATS that cannot be reached is said on
@@ -198,6 +199,13 @@ def register(subparsers: Any) -> None:
         metavar="SECONDS",
         help="lease time of a new cluster: lost nodes' tasks are settled within it",
     )
+    parser.add_argument(
+        "--cluster-replicas",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="JetStream replicas of a new cluster's buckets and stream (1..5; default 1)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -299,6 +307,7 @@ def _cluster(args: argparse.Namespace) -> ClusterOptions:
         node_id=args.node_id,
         cluster_name=args.cluster_name,
         lease_s=args.cluster_lease,
+        replicas=args.cluster_replicas,
     )
 
 

@@ -163,6 +163,7 @@ async def test_a_node_cut_from_nats_for_a_lease_stops_in_one_line(tmp_path: Path
         (["--backend", "trio"], "--cluster needs --backend asyncio"),
         (["--store", "sqlite:x.db"], "takes no --store"),
         (["--cluster-lease", "0"], "--cluster-lease must be positive"),
+        (["--cluster-replicas", "7"], "replicas must be between 1 and 5"),
     ],
 )
 async def test_bad_cluster_flags_are_refused_with_one_line(
