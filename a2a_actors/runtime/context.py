@@ -110,11 +110,10 @@ class TaskContext:
     Created by the runtime for each handler run; not meant to be built by users.
     """
 
-    __slots__ = ("_actor", "_on_event")
+    __slots__ = ("_actor",)
 
-    def __init__(self, actor: ContextTarget, on_event: ActionCallback | None = None) -> None:
+    def __init__(self, actor: ContextTarget) -> None:
         self._actor = actor
-        self._on_event = on_event
 
     def watched(self, on_event: ActionCallback) -> TaskContext:
         """This task's context, calling ``on_event(action, task)`` after each action.
@@ -125,19 +124,7 @@ class TaskContext:
         and must not block; an exception it raises comes out of the action. A context
         already watched calls its own callback first.
         """
-        earlier = self._on_event
-        if earlier is None:
-            return TaskContext(self._actor, on_event)
-
-        def both(action: str, task: Task) -> None:
-            earlier(action, task)
-            on_event(action, task)
-
-        return TaskContext(self._actor, both)
-
-    def _report(self, action: str) -> None:
-        if self._on_event is not None:
-            self._on_event(action, self._actor.machine.snapshot())
+        return _WatchedContext(self._actor, on_event)
 
     # -- what the agent reads ----------------------------------------------------------
 
@@ -263,7 +250,6 @@ class TaskContext:
         """
         if self._actor.machine.state is TaskState.SUBMITTED:
             await self._actor.publication.emit_status(TaskState.WORKING)
-        self._report("start")
 
     async def update(
         self, text_or_message: str | Message, *, metadata: dict[str, Any] | None = None
@@ -278,7 +264,6 @@ class TaskContext:
         await self._actor.publication.emit_status(
             TaskState.WORKING, message=agent_message(text_or_message), metadata=metadata
         )
-        self._report("update")
 
     async def artifact(
         self,
@@ -316,7 +301,6 @@ class TaskContext:
             metadata=metadata,
         )
         await self._actor.publication.emit_artifact(artifact, append=append, last_chunk=last_chunk)
-        self._report("artifact")
         return artifact_id
 
     async def reply(self, text_or_message: str | Message) -> None:
@@ -330,7 +314,6 @@ class TaskContext:
             IllegalTransitionError: The task already ended.
         """
         await self._actor.publication.reply(agent_message(text_or_message))
-        self._report("reply")
 
     async def complete(self, text_or_message: str | Message | None = None) -> None:
         """End the task COMPLETED, optionally with a status message.
@@ -340,7 +323,6 @@ class TaskContext:
         """
         message = agent_message(text_or_message) if text_or_message is not None else None
         await self._actor.publication.emit_status(TaskState.COMPLETED, message=message)
-        self._report("complete")
 
     async def fail(self, text_or_message: str | Message) -> None:
         """End the task FAILED with a status message saying why.
@@ -351,7 +333,6 @@ class TaskContext:
         await self._actor.publication.emit_status(
             TaskState.FAILED, message=agent_message(text_or_message)
         )
-        self._report("fail")
 
     async def reject(self, text_or_message: str | Message) -> None:
         """End the task REJECTED (the agent will not do it) with a status message.
@@ -362,7 +343,6 @@ class TaskContext:
         await self._actor.publication.emit_status(
             TaskState.REJECTED, message=agent_message(text_or_message)
         )
-        self._report("reject")
 
     def ask(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
         """Ask the client for input and wait for it: ``reply = await ctx.ask("...")``.
@@ -378,7 +358,6 @@ class TaskContext:
         """
         # Not an ``async def`` on purpose: returning the actor's coroutine saves one
         # suspended frame per parked task.
-        self._report("ask")
         return self._actor.interrupt(TaskState.INPUT_REQUIRED, agent_message(text_or_message))
 
     def require_auth(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
@@ -387,7 +366,6 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
-        self._report("require_auth")
         return self._actor.interrupt(TaskState.AUTH_REQUIRED, agent_message(text_or_message))
 
     @asynccontextmanager
@@ -432,3 +410,86 @@ class TaskContext:
                 "delegation is not configured: pass delegator= to the Supervisor"
             )
         return await delegator.delegate(self, target, message, **options)
+
+
+class _WatchedContext(TaskContext):
+    """A :class:`TaskContext` that reports each action (see :meth:`TaskContext.watched`).
+
+    A subclass so that only watched contexts carry the callback: a parked task's context
+    stays one field, and an unwatched action pays nothing for watching.
+    """
+
+    __slots__ = ("_on_event",)
+
+    def __init__(self, actor: ContextTarget, on_event: ActionCallback) -> None:
+        super().__init__(actor)
+        self._on_event = on_event
+
+    def watched(self, on_event: ActionCallback) -> TaskContext:
+        earlier = self._on_event
+
+        def both(action: str, task: Task) -> None:
+            earlier(action, task)
+            on_event(action, task)
+
+        return _WatchedContext(self._actor, both)
+
+    def _report(self, action: str) -> None:
+        self._on_event(action, self._actor.machine.snapshot())
+
+    async def start(self) -> None:
+        await super().start()
+        self._report("start")
+
+    async def update(
+        self, text_or_message: str | Message, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await super().update(text_or_message, metadata=metadata)
+        self._report("update")
+
+    async def artifact(
+        self,
+        content: str | Part | Sequence[Part],
+        *,
+        artifact_id: str | None = None,
+        name: str = "",
+        description: str = "",
+        append: bool = False,
+        last_chunk: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        result = await super().artifact(
+            content,
+            artifact_id=artifact_id,
+            name=name,
+            description=description,
+            append=append,
+            last_chunk=last_chunk,
+            metadata=metadata,
+        )
+        self._report("artifact")
+        return result
+
+    async def reply(self, text_or_message: str | Message) -> None:
+        await super().reply(text_or_message)
+        self._report("reply")
+
+    async def complete(self, text_or_message: str | Message | None = None) -> None:
+        await super().complete(text_or_message)
+        self._report("complete")
+
+    async def fail(self, text_or_message: str | Message) -> None:
+        await super().fail(text_or_message)
+        self._report("fail")
+
+    async def reject(self, text_or_message: str | Message) -> None:
+        await super().reject(text_or_message)
+        self._report("reject")
+
+    def ask(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
+        self._report("ask")
+        return super().ask(text_or_message)
+
+    def require_auth(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
+        self._report("require_auth")
+        return super().require_auth(text_or_message)
