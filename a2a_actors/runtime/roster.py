@@ -143,7 +143,9 @@ class TaskRoster:
         publication = actor.publication
         sub = publication.subscribe("all") if subscribe else None
         try:
-            if not actor.slot.claim() or commit:
+            # In cluster mode (``remote``) a new task is stored before it runs, so that NATS
+            # being away answers the request busy instead of failing the task unstored.
+            if not actor.slot.claim() or commit or env.remote is not None:
                 await publication.commit()
         except BaseException:
             with anyio.CancelScope(shield=True):
