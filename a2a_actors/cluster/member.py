@@ -52,6 +52,7 @@ from .inbox import CancelCommand, InputCommand
 from .node import ClusterNode
 from .owner import SupervisorInbox
 from .push_configs import NatsPushConfigStore
+from .retention import run_retention
 from .task_store import NatsTaskStore
 
 __all__ = (
@@ -305,13 +306,35 @@ class ClusterMember:
     def supervisor_options(self) -> dict[str, Any]:
         """The Supervisor's keyword arguments: ``store``, ``observers``, ``remote``, and
         ``keep_interrupted`` (a node that stops leaves its tasks waiting for input as
-        they are; the other nodes release them for resumption anywhere)."""
+        they are; the other nodes release them for resumption anywhere); and ``retain``,
+        :meth:`retain`, which the server runs beside the Supervisor instead of giving it
+        ``retention_ttl`` / ``retention_max`` (retention covers the whole cluster)."""
         return {
             "store": self.store,
             "observers": (self.publisher,),
             "remote": self.remote,
             "keep_interrupted": True,
+            "retain": self.retain,
         }
+
+    async def retain(
+        self,
+        ttl: float | None,
+        max_terminal: int | None,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Run the cluster's retention on a schedule until cancelled
+        (:func:`~a2a_actors.cluster.retention.run_retention`: tasks, events, push configs)."""
+        node = self.node
+        await run_retention(
+            node.store,
+            ttl=ttl,
+            max_terminal=max_terminal,
+            log=node.log,
+            push=node.push,
+            task_status=task_status,
+        )
 
     async def serve_inbox(
         self,

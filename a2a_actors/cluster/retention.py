@@ -11,22 +11,40 @@ first by ``(status timestamp, id)``:
 Deleting a task purges its key in the tasks bucket and, given them, its events and its
 push configs.
 The purge leaves a small marker; :meth:`~a2a_actors.cluster.task_store.NatsTaskStore.compact`
-removes old markers. One node at a time should run the passes (any node may: a pass is
-idempotent, and a task two passes delete is simply gone).
+removes old markers. Any node may run the passes (a pass is idempotent, and a task two
+passes delete is simply gone).
+
+:func:`run_retention` is the schedule a served node runs (``retention_ttl`` /
+``retention_max`` in cluster mode, ``--retention-ttl`` / ``--retention-max`` with
+``--cluster``): every node runs it, so retention goes on while any node serves; a pass
+every half TTL (at most a minute apart; every 30 s with only ``max_terminal``), then
+the delete markers older than a minute are compacted. A pass NATS fails is logged and
+the next one retries.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 from collections.abc import Iterable
 
+import anyio
+import anyio.abc
+
+from ..protocol.models import utc_now
 from ..protocol.state import is_terminal
 from ..stores.base import StoredTask, sort_key
+from .errors import ClusterUnavailableError
 from .event_log import EventLog
 from .push_configs import NatsPushConfigStore
 from .task_store import NatsTaskStore
 
-__all__ = ("evict", "select_evictions")
+__all__ = ("evict", "run_retention", "select_evictions")
+
+logger = logging.getLogger("a2a_actors.cluster")
+
+#: Seconds between passes with only ``max_terminal`` (no TTL to pace them).
+_COUNT_ONLY_INTERVAL_S = 30.0
 
 
 def select_evictions(
@@ -88,3 +106,37 @@ async def evict(
         if push is not None:
             await push.forget(task_id)
     return tuple(victims)
+
+
+async def run_retention(
+    store: NatsTaskStore,
+    *,
+    ttl: float | None = None,
+    max_terminal: int | None = None,
+    log: EventLog | None = None,
+    push: NatsPushConfigStore | None = None,
+    compact_after: float = 60.0,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run :func:`evict` on a schedule until cancelled (see the module docstring), then
+    compact the delete markers older than ``compact_after`` seconds.
+
+    Raises:
+        ValueError: ``ttl`` or ``max_terminal`` is negative.
+    """
+    if (ttl is not None and ttl < 0) or (max_terminal is not None and max_terminal < 0):
+        raise ValueError("ttl and max_terminal must not be negative")
+    task_status.started()
+    if ttl is None and max_terminal is None:
+        return
+    interval = max(min(ttl, 60.0) / 2, 0.05) if ttl is not None else _COUNT_ONLY_INTERVAL_S
+    while True:
+        await anyio.sleep(interval)
+        try:
+            gone = await evict(
+                store, now=utc_now(), ttl=ttl, max_terminal=max_terminal, log=log, push=push
+            )
+            if gone:
+                await store.compact(older_than=compact_after)
+        except ClusterUnavailableError as exc:
+            logger.warning("retention pass skipped, NATS unavailable: %s", exc)

@@ -27,7 +27,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
-from anyio.abc import TaskStatus
+from anyio.abc import TaskGroup, TaskStatus
 
 from a2a_actors.protocol.legacy_card import dual_version_card
 from a2a_actors.push.delivery import PushDelivery, system_resolver
@@ -177,6 +177,9 @@ class A2AService:
                 remote=cluster["remote"],
                 keep_interrupted=cluster["keep_interrupted"],
             )
+            # retention covers the cluster: run beside the Supervisor (see run), not in it
+            options.pop("retention_ttl", None)
+            options.pop("retention_max", None)
             options["observers"] = (*cluster["observers"], *options.get("observers", ()))
         if self.config.max_live_tasks is not None:
             options["max_live_tasks"] = self.config.max_live_tasks
@@ -228,6 +231,7 @@ class A2AService:
                     url = self.config.public_url or self._served_at
                     await provide_delegator(stack, self.agent, options, url)
                     supervisor = await runtime_tg.start(Supervisor(self.agent, **options).run)
+                    await self._start_cluster_retention(runtime_tg)
                 self._methods = Methods(supervisor, self.config, self.cards, self.push)
                 try:
                     async with anyio.create_task_group() as streams_tg:
@@ -241,6 +245,15 @@ class A2AService:
                     runtime_tg.cancel_scope.cancel()
         finally:
             self.stopped.set()
+
+    async def _start_cluster_retention(self, tg: TaskGroup) -> None:
+        """Cluster mode with ``retention_ttl`` / ``retention_max``: the node's retention
+        schedule over the whole cluster (``a2a_actors.cluster.retention``)."""
+        retain = self._cluster_options.get("retain")
+        wanted = self.config.supervisor_options
+        ttl, most = wanted.get("retention_ttl"), wanted.get("retention_max")
+        if retain is not None and (ttl is not None or most is not None):
+            await tg.start(retain, ttl, most)
 
     def close_streams(self) -> None:
         """End every open stream now and refuse new ones (first step of a shutdown)."""

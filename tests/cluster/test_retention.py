@@ -4,21 +4,26 @@ markers go too, and listings still work after the markers are compacted."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from pathlib import Path
 
 import anyio
 import pytest
 
+from a2a_actors.client import A2AClient
 from a2a_actors.cluster.event_log import EventLog
 from a2a_actors.cluster.push_configs import NatsPushConfigStore
 from a2a_actors.cluster.retention import evict, select_evictions
 from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
+from a2a_actors.protocol.errors import TaskNotFoundError
 from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
 from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.server import ClusterOptions, ServerConfig, serve
 from a2a_actors.stores import StoredTask, TaskQuery
 from a2a_actors.stores.sqlite import SQLiteTaskStore
 
+from .agents import agent as served
 from .helpers import connect, nats_server
 
 pytestmark = pytest.mark.anyio
@@ -101,3 +106,38 @@ async def test_a_pass_deletes_final_tasks_their_events_and_then_their_markers(
             await store.save(again)
             assert await other.get("t07") == again
             assert (await other.list(TaskQuery(page_size=100))).total_size == 21
+
+
+TTL_S = 5.0  # long enough for node a to stop first, even on a loaded machine
+
+
+async def test_a_served_cluster_evicts_finished_tasks_on_a_schedule(tmp_path: Path) -> None:
+    """Retention covers the cluster: a task finished on a node that then stopped is
+    evicted by the node left (a Supervisor's own retention would keep it forever)."""
+    with anyio.fail_after(30):
+        async with nats_server(tmp_path) as server, anyio.create_task_group() as tg:
+
+            def config(node_id: str) -> ServerConfig:
+                options = ClusterOptions(urls=(server.url,), node_id=node_id, lease_s=3.0)
+                return ServerConfig(cluster=options, supervisor_options={"retention_ttl": TTL_S})
+
+            url_b = await tg.start(functools.partial(serve, served, config=config("b")))
+            async with anyio.create_task_group() as node_a:
+                url_a = await node_a.start(functools.partial(serve, served, config=config("a")))
+                async with await A2AClient.connect(url_a, card_cache=None) as a:
+                    done = await a.send_message("count")
+                    asked = await a.send_message("hi")  # waiting: never evicted
+                node_a.cancel_scope.cancel()  # a stops before the TTL is over
+            assert isinstance(done, Task)
+            assert isinstance(asked, Task)
+            assert done.status.state is TaskState.COMPLETED
+            async with await A2AClient.connect(url_b, card_cache=None) as b:
+                assert (await b.get_task(done.id)) == done  # a stopped well within the TTL
+                while True:  # gone once b's pass ran after the TTL
+                    try:
+                        await b.get_task(done.id)
+                    except TaskNotFoundError:
+                        break
+                    await anyio.sleep(0.1)
+                assert [t.id for t in (await b.list_tasks()).tasks] == [asked.id]
+            tg.cancel_scope.cancel()
