@@ -109,7 +109,8 @@ class TaskRoster:
         headers: Mapping[str, str] | None = None,
         on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> tuple[TaskActor, Subscription | None]:
-        """Admit and start the actor of a new task (provisional unless ``commit``).
+        """Admit and start the actor of a new task (provisional unless ``commit``, or in
+        cluster mode, where it is stored before it runs).
 
         Raises:
             ServerBusyError: Too many live tasks (nothing was created), or not running.
