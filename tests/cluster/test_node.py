@@ -4,6 +4,7 @@ comes back with the same id gets a new epoch and owns nothing of its old incarna
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -49,7 +50,10 @@ async def node_process(
     finally:
         with anyio.CancelScope(shield=True):
             if process.returncode is None:
-                os.kill(process.pid, signal.SIGKILL)
+                # Already killed by the test and reaped by the event loop's child watcher
+                # before returncode was read: nothing left to kill.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGKILL)
             await process.wait()
             await process.aclose()
 
