@@ -25,8 +25,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 from nats.aio.msg import Msg
 from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError
@@ -34,7 +36,7 @@ from nats.js.kv import KeyValue
 
 from .connection import ClusterConnection, close_subscription
 
-__all__ = ("FollowedBucket", "KVChange")
+__all__ = ("FollowedBucket", "KVChange", "follow_keys")
 
 _KV_OP = "KV-Operation"
 _MARKER = "Nats-Marker-Reason"
@@ -174,3 +176,56 @@ class FollowedBucket:
             self._applied = sequence
             progress, self._progress = self._progress, anyio.Event()
             progress.set()
+
+
+E = TypeVar("E")
+
+
+@asynccontextmanager
+async def follow_keys(
+    conn: ClusterConnection,
+    bucket: str,
+    event: Callable[[str, bytes | None, bool], E | None],
+    *,
+    buffer: int = 1024,
+) -> AsyncIterator[MemoryObjectReceiveStream[E]]:
+    """Follow the KV ``bucket``: the latest entry of every key now, then every change, in
+    order, each turned into an event by ``event(key, value, expired)`` (``value`` None for a
+    deletion, ``expired`` true when the entry's TTL removed it; ``event`` returning None
+    skips the change). The subscription is closed on leaving.
+
+    Raises:
+        ClusterUnavailableError: NATS did not answer in time.
+    """
+    send, receive = anyio.create_memory_object_stream[E](buffer)
+    prefix = f"$KV.{bucket}."
+
+    async def watch(msg: Msg) -> None:
+        headers = msg.headers or {}
+        key = msg.subject[len(prefix) :]
+        if _KV_OP in headers or _MARKER in headers:
+            found = event(key, None, headers.get(_MARKER) == "MaxAge")
+        else:
+            found = event(key, msg.data, False)
+        if found is None:
+            return
+        try:
+            await send.send(found)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return
+
+    with conn.bounded(f"follow bucket {bucket}"):
+        sub = await conn.js.subscribe(
+            f"{prefix}>",
+            stream=f"KV_{bucket}",
+            cb=watch,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+            idle_heartbeat=_HEARTBEAT,
+        )
+    try:
+        with receive:
+            yield receive
+    finally:
+        await close_subscription(conn.client, sub)
+        send.close()

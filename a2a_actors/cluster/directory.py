@@ -21,22 +21,22 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from nats.aio.msg import Msg
-from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
+from anyio.streams.memory import MemoryObjectReceiveStream
+from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyDeletedError, KeyNotFoundError, NoKeysError
 from nats.js.kv import KeyValue
 
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import AgentCard
 
-from .connection import ClusterConnection, close_subscription
+from .bucket import follow_keys
+from .connection import ClusterConnection
 from .errors import ClusterUnavailableError
 from .names import task_id_of_key, task_key
 
@@ -44,8 +44,6 @@ __all__ = ("DEFAULT_BUCKET", "AgentDirectory", "AgentRecord", "DirectoryChange")
 
 #: The bucket agents are registered in unless told otherwise.
 DEFAULT_BUCKET = "A2A_registry"
-_KV_OP = "KV-Operation"
-_MARKER = "Nats-Marker-Reason"
 
 
 class AgentRecord(msgspec.Struct, frozen=True):
@@ -226,23 +224,8 @@ class AgentDirectory:
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
-        send, receive = anyio.create_memory_object_stream[DirectoryChange](buffer)
-        prefix = f"$KV.{self.bucket}."
-        with self._conn.bounded(f"follow bucket {self.bucket}"):
-            sub = await self._conn.js.subscribe(
-                f"{prefix}>",
-                stream=f"KV_{self.bucket}",
-                cb=_watcher(send, prefix),
-                ordered_consumer=True,
-                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-                idle_heartbeat=0.5,
-            )
-        try:
-            with receive:
-                yield receive
-        finally:
-            await close_subscription(self._conn.client, sub)
-            send.close()
+        async with follow_keys(self._conn, self.bucket, _change, buffer=buffer) as changes:
+            yield changes
 
 
 def _decode(value: bytes | None) -> AgentRecord | None:
@@ -254,24 +237,9 @@ def _decode(value: bytes | None) -> AgentRecord | None:
         return None  # not ours: a foreign key in the bucket is ignored
 
 
-def _watcher(
-    send: MemoryObjectSendStream[DirectoryChange], prefix: str
-) -> Callable[[Msg], Awaitable[None]]:
-    async def watch(msg: Msg) -> None:
-        headers = msg.headers or {}
-        if _KV_OP in headers or _MARKER in headers:
-            name = task_id_of_key(msg.subject[len(prefix) :])
-            if name is None:
-                return
-            change = DirectoryChange(name, None, expired=headers.get(_MARKER) == "MaxAge")
-        else:
-            record = _decode(msg.data)
-            if record is None:
-                return
-            change = DirectoryChange(record.name, record)
-        try:
-            await send.send(change)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return
-
-    return watch
+def _change(key: str, value: bytes | None, expired: bool) -> DirectoryChange | None:
+    if value is None:
+        name = task_id_of_key(key)
+        return None if name is None else DirectoryChange(name, None, expired=expired)
+    record = _decode(value)
+    return None if record is None else DirectoryChange(record.name, record)

@@ -29,15 +29,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from nats.aio.msg import Msg
-from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
+from anyio.streams.memory import MemoryObjectReceiveStream
+from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import (
     BucketNotFoundError,
     KeyDeletedError,
@@ -47,13 +46,11 @@ from nats.js.errors import (
 )
 from nats.js.kv import KeyValue
 
-from .connection import ClusterConnection, close_subscription
+from .bucket import follow_keys
+from .connection import ClusterConnection
 from .errors import ClusterUnavailableError, LeaseLostError
 
 __all__ = ("Lease", "LeaseHeldError", "LeaseRecord", "NodeEvent", "NodeLeases")
-
-_KV_OP = "KV-Operation"
-_MARKER = "Nats-Marker-Reason"
 
 
 class LeaseHeldError(RuntimeError):
@@ -294,42 +291,14 @@ class NodeLeases:
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
-        send, receive = anyio.create_memory_object_stream[NodeEvent](buffer)
-        prefix = f"$KV.{self._bucket}."
-        with self._conn.bounded(f"follow bucket {self._bucket}"):
-            sub = await self._conn.js.subscribe(
-                f"{prefix}>",
-                stream=f"KV_{self._bucket}",
-                cb=_watcher(send, prefix),
-                ordered_consumer=True,
-                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-                idle_heartbeat=0.5,
-            )
-        try:
-            with receive:
-                yield receive
-        finally:
-            await close_subscription(self._conn.client, sub)
-            send.close()
+        async with follow_keys(self._conn, self._bucket, _node_event, buffer=buffer) as events:
+            yield events
 
 
-def _watcher(
-    send: MemoryObjectSendStream[NodeEvent], prefix: str
-) -> Callable[[Msg], Awaitable[None]]:
-    async def watch(msg: Msg) -> None:
-        node_id = msg.subject[len(prefix) :]
-        headers = msg.headers or {}
-        if _KV_OP in headers or _MARKER in headers:
-            event = NodeEvent(node_id, None, expired=headers.get(_MARKER) == "MaxAge")
-        else:
-            try:
-                record = _decoder.decode(msg.data)
-            except msgspec.DecodeError:
-                return  # the placeholder of an acquire in progress
-            event = NodeEvent(node_id, record)
-        try:
-            await send.send(event)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return
-
-    return watch
+def _node_event(node_id: str, value: bytes | None, expired: bool) -> NodeEvent | None:
+    if value is None:
+        return NodeEvent(node_id, None, expired=expired)
+    try:
+        return NodeEvent(node_id, _decoder.decode(value))
+    except msgspec.DecodeError:
+        return None  # the placeholder of an acquire in progress
