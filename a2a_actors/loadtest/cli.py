@@ -17,7 +17,7 @@ import anyio
 
 from .calibrate import calibrate
 from .engine import Load
-from .report import ChartError, table, to_json, warnings, write_chart
+from .report import ChartError, check_chart, table, to_json, warnings, write_chart
 from .requests import load_message
 from .runner import Options, TerminalProgress, run_rounds
 from .target import (
@@ -172,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
     """The ``bench`` handler."""
     try:
         options = _options(args)
+        if args.chart:
+            check_chart(args.chart)  # before the run, not after minutes of it
         endpoints = anyio.run(_endpoints, args, backend="trio")
         progress = TerminalProgress.for_stream(sys.stderr)
         try:

@@ -17,6 +17,7 @@ line.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 from .histogram import Histogram
@@ -27,6 +28,7 @@ __all__ = (
     "BUSY_CPU_SHARE",
     "CEILING_SHARE",
     "ChartError",
+    "check_chart",
     "merged",
     "table",
     "to_json",
@@ -211,6 +213,18 @@ def _pyplot() -> Any:
         raise ChartError("--chart needs matplotlib: pip install 'a2a-actors[bench]'") from None
     matplotlib.use("Agg")  # files only, never a window
     return importlib.import_module("matplotlib.pyplot")
+
+
+def check_chart(path: str) -> None:
+    """Refuse a chart that cannot be drawn before anything is measured.
+
+    Raises:
+        ChartError: matplotlib is not installed, or ``path``'s folder does not exist.
+    """
+    _pyplot()
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise ChartError(f"--chart {path}: [Errno 2] No such file or directory: {folder!r}")
 
 
 def write_chart(path: str, measurements: list[Measurement], options: Options) -> None:
