@@ -23,7 +23,6 @@ from a2a_actors.protocol.card import AgentCard, AgentInterface
 
 from .auth import APIKey, AuthHook, build_auth
 from .discovery import (
-    DEFAULT_BINDINGS,
     DEFAULT_CARD_CACHE,
     TASKS_SEND_BINDING,
     CardCache,
@@ -31,6 +30,7 @@ from .discovery import (
     parse_version,
     resolve_interface,
 )
+from .grpc_binding import GRPC_BINDING, transport_class
 from .jsonrpc_transport import JSONRPCTransport
 from .legacy_transport import LegacyTransport, TasksSendTransport
 from .methods import A2AMethods
@@ -56,10 +56,13 @@ class A2AClient(A2AMethods):
         url: The interface URL (JSON-RPC endpoint, or REST base).
         card: An AgentCard to choose the interface from; kept as :attr:`card`.
         transport: A transport to use as is (auth and timeouts are then its business).
-        binding: ``"JSONRPC"`` or ``"HTTP+JSON"``, with ``url``.
+        binding: ``"JSONRPC"``, ``"HTTP+JSON"`` or ``"GRPC"`` (``url`` is then
+            ``host:port``), with ``url``.
         protocol_version: ``"1.0"``, or ``"0.3"`` to speak legacy JSON-RPC, with ``url``.
         tenant: Copied into every request, with ``url``.
-        bindings: Binding preference, with ``card``.
+        bindings: Binding preference, with ``card``; by default as
+            :func:`~.discovery.auto_bindings` says (gRPC when the card prefers it or offers
+            nothing else, and the ``grpc`` extra is installed). ``("GRPC",)`` forces gRPC.
         http_client: An ``httpx.AsyncClient`` to borrow instead of creating one.
         api_key: Sent as the card's apiKey scheme says (:mod:`.auth`).
         bearer_token: Sent as ``Authorization: Bearer …``.
@@ -85,7 +88,7 @@ class A2AClient(A2AMethods):
         binding: str = "JSONRPC",
         protocol_version: str = "1.0",
         tenant: str = "",
-        bindings: tuple[str, ...] = DEFAULT_BINDINGS,
+        bindings: tuple[str, ...] | None = None,
         http_client: httpx.AsyncClient | None = None,
         api_key: str | APIKey | None = None,
         bearer_token: str | None = None,
@@ -137,7 +140,7 @@ class A2AClient(A2AMethods):
         cls,
         base_url: str,
         *,
-        bindings: tuple[str, ...] = DEFAULT_BINDINGS,
+        bindings: tuple[str, ...] | None = None,
         card_cache: CardCache | None = DEFAULT_CARD_CACHE,
         http_client: httpx.AsyncClient | None = None,
         api_key: str | APIKey | None = None,
@@ -160,6 +163,8 @@ class A2AClient(A2AMethods):
 
         Raises:
             AgentCardError: No usable card.
+            GRPCUnavailableError: gRPC is chosen (the card offers nothing else, or
+                ``("GRPC",)`` was asked) and the ``grpc`` extra is not installed.
             UnknownAgentError: A name that ``registry`` does not know (close matches said).
             A2AConnectionError: The agent could not be reached.
         """
@@ -228,7 +233,11 @@ def make_transport(
 ) -> Transport:
     """The transport for ``interface``: by binding for 1.x, legacy for 0.x / ``tasks/send``.
 
+    A ``GRPC`` interface gets :class:`~.grpc_transport.GRPCTransport` (``http`` unused),
+    imported only then.
+
     Raises:
+        GRPCUnavailableError: A gRPC interface without the ``grpc`` extra installed.
         ValueError: A binding or version this client does not speak.
     """
     version = parse_version(interface.protocol_version)
@@ -240,6 +249,8 @@ def make_transport(
             return JSONRPCTransport(interface, http, auth=auth, timeouts=timeouts)
         if binding == "HTTP+JSON":
             return RESTTransport(interface, http, auth=auth, timeouts=timeouts)
+        if binding == GRPC_BINDING:
+            return transport_class()(interface, auth=auth, timeouts=timeouts)
     if version is not None and version[0] == 0 and binding == "JSONRPC":
         return LegacyTransport(interface, http, auth=auth, timeouts=timeouts)
     raise ValueError(

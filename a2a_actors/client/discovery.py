@@ -14,12 +14,16 @@ the cached card. By default one process-wide cache is shared.
 Choosing (:func:`select_interface`), among interfaces whose binding the client speaks:
 
 1. any ``1.x`` interface beats a ``0.x`` one (we speak 1.0; 0.3 only as a fallback);
-2. then the caller's binding preference (default: JSON-RPC, then HTTP+JSON);
+2. then the caller's binding preference; when the caller states none
+   (:func:`auto_bindings`): JSON-RPC, then HTTP+JSON, and gRPC when the ``grpc`` extra is
+   installed — first when the card lists it first (its preferred interface), else last
+   (used when it is the only one);
 3. then ``1.0`` before later ``1.x`` (lowest first), and for 0.x the newest (0.2 at least);
 4. then the card's own order.
 
 0.x interfaces are used only with the JSON-RPC binding. When nothing qualifies,
-:func:`resolve_interface` returns the ``POST /tasks/send`` fallback interface.
+:func:`resolve_interface` returns the ``POST /tasks/send`` fallback interface, except for a
+card that only speaks gRPC without the ``grpc`` extra (a one-line error names it).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from a2a_actors.protocol.card import AgentCard, AgentInterface
 from a2a_actors.protocol.legacy_card import card_from_v0_3
 
 from .errors import AgentCardError
+from .grpc_binding import GRPC_BINDING, grpc_installed, missing_extra
 from .transport import map_httpx_errors
 
 __all__ = (
@@ -45,6 +50,7 @@ __all__ = (
     "LEGACY_CARD_PATH",
     "TASKS_SEND_BINDING",
     "CachedCard",
+    "auto_bindings",
     "CardCache",
     "discover",
     "parse_card",
@@ -215,16 +221,42 @@ def select_interface(
     return best[1] if best is not None else None
 
 
+def auto_bindings(card: AgentCard) -> tuple[str, ...]:
+    """The binding preference for ``card`` when the caller states none (module docstring)."""
+    if not grpc_installed():
+        return DEFAULT_BINDINGS
+    first = next((i for i in card.supported_interfaces if _major(i.protocol_version) == 1), None)
+    if first is not None and first.protocol_binding.upper() == GRPC_BINDING:
+        return (GRPC_BINDING, *DEFAULT_BINDINGS)
+    return (*DEFAULT_BINDINGS, GRPC_BINDING)
+
+
+def _major(version: str) -> int | None:
+    parsed = parse_version(version)
+    return None if parsed is None else parsed[0]
+
+
 def resolve_interface(
-    card: AgentCard, *, base_url: str, bindings: tuple[str, ...] = DEFAULT_BINDINGS
+    card: AgentCard, *, base_url: str, bindings: tuple[str, ...] | None = None
 ) -> AgentInterface:
     """:func:`select_interface`, or the ``tasks/send`` fallback when it finds nothing.
 
-    The fallback goes to the first HTTP(S) interface URL of the card, else ``base_url``.
+    ``bindings`` ``None`` means :func:`auto_bindings`. The fallback goes to the first
+    HTTP(S) interface URL of the card, else ``base_url``.
+
+    Raises:
+        GRPCUnavailableError: With ``bindings`` ``None``, the card's 1.x interfaces are all
+            gRPC and the ``grpc`` extra is not installed.
     """
-    chosen = select_interface(card, bindings=bindings)
+    wanted = auto_bindings(card) if bindings is None else bindings
+    chosen = select_interface(card, bindings=wanted)
     if chosen is not None:
         return chosen
+    if bindings is None and any(
+        i.protocol_binding.upper() == GRPC_BINDING and _major(i.protocol_version) == 1
+        for i in card.supported_interfaces
+    ):
+        raise missing_extra()
     url = next(
         (i.url for i in card.supported_interfaces if i.url.startswith(("http://", "https://"))),
         base_url,

@@ -42,6 +42,7 @@ from a2a_actors.protocol.sse import SSEEvent, SSEParser, SSEProtocolError
 from .errors import A2AConnectionError, error_from_http
 
 __all__ = (
+    "current_request_headers",
     "request_headers",
     "EventSource",
     "HTTPTransport",
@@ -71,6 +72,11 @@ def request_headers(headers: Mapping[str, str]) -> Iterator[None]:
         yield
     finally:
         _EXTRA_HEADERS.reset(token)
+
+
+def current_request_headers() -> Mapping[str, str] | None:
+    """The headers :func:`request_headers` adds in this task, if any (for other bindings)."""
+    return _EXTRA_HEADERS.get()
 
 
 R = TypeVar("R")
