@@ -182,11 +182,14 @@ class A2ACore:
         self._aliases = frozenset(legacy.ALIASES) if config.legacy_v0_3 else frozenset()
         self._rest = config.rest_prefix.rstrip("/")
         self._below_rest = self._rest + "/"
+        self._fetches_keys = service.auth.fetches_keys
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._inner(scope, receive, send)
             return
+        if self._fetches_keys:  # a JWT naming a key not loaded yet: fetch it first
+            await self._service.auth.wait_keys(ScopeHeaders(scope["headers"]))
         path: str = scope["path"]
         if scope.get("root_path") or path[:1] != "/":
             found = self._below_root(scope)

@@ -12,6 +12,15 @@ Secrets are compared in constant time: both sides are hashed with SHA-256 (equal
 and every configured secret is compared with :func:`hmac.compare_digest`, without an early
 exit, so timing reveals neither which secret matched nor how much of one did.
 
+JWT bearer tokens (``ServerConfig.jwt``, docs/trust.md) are checked by
+:class:`~.jwt_auth.JWTValidator`, imported only when configured (PyJWT is the ``jwt`` extra);
+the principal is the token's configured claim (``sub``). A binding awaits
+:meth:`Authenticator.wait_keys` before :meth:`Authenticator.authenticate` when
+:attr:`Authenticator.fetches_keys` is set, so a key the provider just rotated in is fetched
+first (without blocking the event loop). A refused token is an :class:`InvalidTokenError`,
+and its 401 answer's challenge says ``error="invalid_token"`` (RFC 6750); a request with no
+credentials at all gets the bare challenge.
+
 When no credential is configured, every request is anonymous (caller ``None``).
 """
 
@@ -20,10 +29,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from a2a_actors.protocol.card import (
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
+    OpenIdConnectSecurityScheme,
     SecurityRequirement,
     SecurityScheme,
     StringList,
@@ -33,11 +44,30 @@ from a2a_actors.protocol.errors import UnauthenticatedError
 from .checks import Lookup
 from .config import ServerConfig
 
-__all__ = ("API_KEY_SCHEME", "BEARER_SCHEME", "Authenticator", "principal_for_secret")
+if TYPE_CHECKING:
+    from .jwt_auth import JWTValidator
+
+__all__ = (
+    "API_KEY_SCHEME",
+    "BEARER_SCHEME",
+    "OIDC_SCHEME",
+    "Authenticator",
+    "InvalidTokenError",
+    "principal_for_secret",
+)
 
 #: Scheme names on the card.
 API_KEY_SCHEME = "apiKey"
 BEARER_SCHEME = "bearer"
+OIDC_SCHEME = "oidc"
+
+
+class InvalidTokenError(UnauthenticatedError):
+    """A bearer token was presented and refused (expired, wrong audience, bad signature...).
+
+    Its message says why in general terms and never quotes the token; the 401 answer's
+    challenge carries ``error="invalid_token"``.
+    """
 
 
 def principal_for_secret(kind: str, secret: str) -> str:
@@ -80,11 +110,39 @@ class Authenticator:
         self._api_keys = _SecretTable(config.api_keys)
         self._bearer = _SecretTable(config.bearer_tokens)
         self._header = config.api_key_header
+        self._jwt: JWTValidator | None = None
+        self._oidc = config.jwt.oidc_discovery if config.jwt is not None else None
+        if config.jwt is not None:
+            from .jwt_auth import JWKSKeys, JWTValidator  # PyJWT: the "jwt" extra
+
+            self._jwt = JWTValidator(config.jwt, JWKSKeys(config.jwt))
+        #: Whether :meth:`wait_keys` may have to fetch keys (JWT with a JWKS URL).
+        self.fetches_keys = config.jwt is not None and config.jwt.jwks_url is not None
 
     @property
     def enabled(self) -> bool:
         """Whether credentials are required at all."""
-        return bool(self._api_keys or self._bearer)
+        return bool(self._api_keys or self._bearer or self._jwt)
+
+    @property
+    def jwt(self) -> JWTValidator | None:
+        """The JWT validator, when JWT bearer tokens are configured."""
+        return self._jwt
+
+    async def wait_keys(self, headers: Lookup) -> None:
+        """Fetch the provider's keys first when the request's JWT names a key not loaded
+        yet, or the loaded ones are too old (rate-limited; see :mod:`.jwt_auth`). Returns
+        at once otherwise; never raises for a bad token (:meth:`authenticate` refuses it).
+        """
+        validator = self._jwt
+        if validator is None:
+            return
+        token = _bearer_token(headers)
+        if token is None:
+            return
+        kid = validator.kid_of(token)
+        if validator.keys.wants_fetch(kid):
+            await validator.keys.wait_key(kid)
 
     def authenticate(self, headers: Lookup) -> str | None:
         """The principal of a request.
@@ -107,17 +165,23 @@ class Authenticator:
                 if principal is not None:
                     return principal
         if self._bearer:
-            scheme, _, token = (headers.get("Authorization") or "").partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                principal = self._bearer.lookup(token.strip())
+            token = _bearer_token(headers)
+            if token is not None:
+                principal = self._bearer.lookup(token)
                 if principal is not None:
                     return principal
+        if self._jwt is not None:
+            token = _bearer_token(headers)
+            if token is not None:
+                return self._jwt.principal(token)  # InvalidTokenError says why not
         raise UnauthenticatedError("Missing or invalid credentials")
 
-    def challenge(self) -> str:
-        """The ``WWW-Authenticate`` value of a 401 answer."""
+    def challenge(self, error: UnauthenticatedError | None = None) -> str:
+        """The ``WWW-Authenticate`` value of a 401 answer refusing with ``error``."""
         challenges = []
-        if self._bearer:
+        if isinstance(error, InvalidTokenError):
+            challenges.append('Bearer realm="a2a", error="invalid_token"')
+        elif self._bearer or self._jwt:
             challenges.append('Bearer realm="a2a"')
         if self._api_keys:
             challenges.append(f'ApiKey realm="a2a", header="{self._header}"')
@@ -138,6 +202,19 @@ class Authenticator:
                     scheme="Bearer", description="Bearer token"
                 )
             )
+        if self._oidc is not None:
+            schemes[OIDC_SCHEME] = SecurityScheme(
+                open_id_connect_security_scheme=OpenIdConnectSecurityScheme(
+                    open_id_connect_url=self._oidc,
+                    description="OpenID Connect: a JWT access token as Bearer",
+                )
+            )
+        elif self._jwt is not None:
+            schemes[BEARER_SCHEME] = SecurityScheme(
+                http_auth_security_scheme=HTTPAuthSecurityScheme(
+                    scheme="Bearer", bearer_format="JWT", description="JWT bearer token"
+                )
+            )
         return schemes
 
     def security_requirements(self) -> tuple[SecurityRequirement, ...]:
@@ -145,3 +222,10 @@ class Authenticator:
         return tuple(
             SecurityRequirement(schemes={name: StringList()}) for name in self.security_schemes()
         )
+
+
+def _bearer_token(headers: Lookup) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header (scheme case-insensitive)."""
+    scheme, _, token = (headers.get("Authorization") or "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None

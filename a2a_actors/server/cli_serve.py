@@ -75,6 +75,7 @@ from a2a_actors.protocol.errors import ServerBusyError
 from a2a_actors.runtime import as_agent
 from a2a_actors.stores import SQLiteTaskStore, StoreError
 
+from . import cli_trust
 from .app import create_app
 from .auth import principal_for_secret
 from .config import ClusterOptions, ServedAgent, ServerConfig
@@ -206,6 +207,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="JetStream replicas of a new cluster's buckets and stream (1..5; default 1)",
     )
+    cli_trust.add_arguments(parser)  # --jwks..., --sign-card... (docs/trust.md)
     parser.set_defaults(handler=run)
 
 
@@ -288,7 +290,8 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
         changes["cluster"] = _cluster(args)
     elif args.node_id or args.cluster_name:
         raise ValueError("--node-id and --cluster-name need --cluster")
-    return base.replace(**changes) if changes else base
+    config = base.replace(**changes) if changes else base
+    return cli_trust.apply(config, args)
 
 
 def _cluster(args: argparse.Namespace) -> ClusterOptions:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from a2a_actors.protocol.card import AgentProvider, AgentSkill
 from a2a_actors.protocol.requests import SendMessageRequest
 
+from .trust_options import CardSigningOptions, JWTOptions
+
 if TYPE_CHECKING:
     from a2a_actors.push.delivery import Resolver
     from a2a_actors.push.policy import IPAddress
@@ -158,6 +160,9 @@ class ServerConfig:
             not applicable to a Supervisor given to ``create_app``.
         cluster: Serve as one node of a cluster (:class:`ClusterOptions`); None: a
             single process, no NATS involved. Used by :func:`~a2a_actors.server.serve`.
+        jwt: Accept JWT bearer tokens of an identity provider (:class:`JWTOptions`,
+            docs/trust.md); exclusive with ``bearer_tokens``.
+        card_signing: Sign the served cards (:class:`CardSigningOptions`, docs/trust.md).
     """
 
     public_url: str | None = None
@@ -199,8 +204,12 @@ class ServerConfig:
     supervisor_options: Mapping[str, Any] = field(default_factory=dict)
     middleware: tuple[Any, ...] = ()
     cluster: ClusterOptions | None = None
+    jwt: JWTOptions | None = None
+    card_signing: CardSigningOptions | None = None
 
     def __post_init__(self) -> None:
+        if self.jwt is not None and self.bearer_tokens:
+            raise ValueError("jwt and bearer_tokens both read Authorization: Bearer; choose one")
         if self.max_body_bytes <= 0:
             raise ValueError("max_body_bytes must be positive")
         if self.ping_interval <= 0:
@@ -223,7 +232,7 @@ class ServerConfig:
     @property
     def auth_enabled(self) -> bool:
         """Whether any credential is configured (then every route but the card needs one)."""
-        return bool(self.api_keys or self.bearer_tokens)
+        return bool(self.api_keys or self.bearer_tokens or self.jwt)
 
     @property
     def extended_card_declared(self) -> bool:

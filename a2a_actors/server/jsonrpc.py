@@ -174,11 +174,12 @@ def admit(
     Returns:
         The admitted request, or the refusal to answer with (the body left unread).
     """
-    challenge = service.auth.challenge()
+    challenge = ""
     denied: UnauthenticatedError | None = None
     try:
         ctx = service.context_for(headers, base_url)
     except UnauthenticatedError as exc:
+        challenge = service.auth.challenge(exc)
         if not service.extended_card_is_public():
             return error_answer(V1_0, None, exc, challenge=challenge)
         denied, ctx = exc, service.anonymous_context_for(headers, base_url)

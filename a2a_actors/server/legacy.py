@@ -88,7 +88,7 @@ def admit(service: A2AService, headers: HeaderLookup, base_url: str) -> _Alias |
     try:
         ctx = service.context_for(headers, base_url)
     except UnauthenticatedError as exc:
-        return _bare_error(exc, challenge=service.auth.challenge())
+        return _bare_error(exc, challenge=service.auth.challenge(exc))
     try:
         check_content_type(headers.get("Content-Type"))
     except A2AError as exc:

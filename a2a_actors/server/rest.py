@@ -290,7 +290,7 @@ def admit(
         ctx = service.context_for(headers, base_url)
     except UnauthenticatedError as exc:
         if not (route.public and service.extended_card_is_public()):
-            return rest_error_answer(exc, challenge=service.auth.challenge())
+            return rest_error_answer(exc, challenge=service.auth.challenge(exc))
         ctx = service.anonymous_context_for(headers, base_url)
     response_headers = service.response_headers(ctx)
     length = get_content_length(headers.get("Content-Length"), headers.get("Transfer-Encoding"))

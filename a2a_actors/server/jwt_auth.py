@@ -1,0 +1,272 @@
+"""JWT bearer tokens checked against an identity provider's JWKS (PyJWT, the ``jwt`` extra).
+
+Theory of operation
+-------------------
+:class:`JWKSKeys` holds the provider's public keys by ``kid``. Keys from a file or an object
+are read once, when the app is created. Keys from a URL are fetched with httpx (so on
+asyncio and trio alike, never blocking the event loop) by :meth:`JWKSKeys.wait_key`, which a
+request awaits before its synchronous check only when the key it names is not loaded yet,
+or the set is older than ``max_age``: an unknown ``kid`` refetches the set (a rotated key is
+picked up on its first use), at most once per ``refresh_interval`` however many made-up
+``kid`` values arrive, and concurrent requests share one fetch. A failed fetch keeps the
+keys already loaded. Keys that are not for signatures (``use`` other than ``sig``),
+symmetric (``kty: oct``) or of a type PyJWT cannot read are left out.
+
+:class:`JWTValidator` checks one token, synchronously (a signature check is tens of
+microseconds): the protected header's ``alg`` must be allowed and fit the key's type, the
+signature must verify, ``exp`` must be present and not past, ``nbf``/``iat`` not in the
+future, ``iss`` and ``aud`` as configured, all with ``leeway`` seconds of clock skew; the
+principal is the configured claim, a non-empty string. A refusal is an
+:class:`~a2a_actors.server.auth.InvalidTokenError` whose message says why in general terms
+and never quotes the token.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+try:
+    import jwt
+    from jwt.api_jwk import PyJWK
+except ImportError as exc:  # pragma: no cover - the extra is part of the dev install
+    raise ImportError("JWT bearer auth needs PyJWT: pip install 'a2a-actors[jwt]'") from exc
+
+from .auth import InvalidTokenError
+from .trust_options import JWTOptions
+
+__all__ = ("JWKSKeys", "JWTValidator", "algorithm_fits_key")
+
+logger = logging.getLogger("a2a_actors.server.jwt")
+
+#: The key types each algorithm family verifies with.
+_FAMILY_KTY = {"ES": "EC", "RS": "RSA", "PS": "RSA", "Ed": "OKP"}
+_EC_CURVES = {"ES256": "P-256", "ES384": "P-384", "ES512": "P-521"}
+_MAX_JWKS_BYTES = 1 << 20
+
+
+def algorithm_fits_key(alg: str, jwk: Mapping[str, Any]) -> bool:
+    """Whether ``alg`` is meant for a key like ``jwk`` (type, curve, its own ``alg``)."""
+    declared = jwk.get("alg")
+    if declared is not None and declared != alg:
+        return False
+    if _FAMILY_KTY.get(alg[:2]) != jwk.get("kty"):
+        return False
+    curve = _EC_CURVES.get(alg)
+    if curve is not None:
+        return bool(jwk.get("crv") == curve)
+    return alg != "EdDSA" or jwk.get("crv") == "Ed25519"
+
+
+class JWKSKeys:
+    """The provider's public keys by ``kid`` (see the module docstring).
+
+    Args:
+        options: Where the keys come from and how often they may be refetched.
+        clock: Seconds of a monotonic clock (tests pass their own).
+
+    Raises:
+        ValueError: A file or object JWKS that holds no usable key, or a file that is not
+            a JWKS.
+        OSError: The JWKS file cannot be read.
+    """
+
+    def __init__(self, options: JWTOptions, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._url = options.jwks_url
+        self._refresh_interval = options.refresh_interval
+        self._max_age = options.max_age
+        self._timeout = options.fetch_timeout
+        self._clock = clock
+        self._keys: dict[str | None, tuple[Mapping[str, Any], PyJWK]] = {}
+        self._loaded_at: float | None = None
+        self._fetched_at: float | None = None
+        self._fetches = 0
+        self._lock = anyio.Lock()
+        if self._url is None:
+            source = options.jwks
+            data = source if isinstance(source, Mapping) else _read_file(Path(source))
+            self._keys = _parse(data)
+            if not self._keys:
+                raise ValueError("the JWKS holds no usable public signing key")
+
+    @property
+    def fetches(self) -> int:
+        """How many times the JWKS URL was fetched (successfully or not)."""
+        return self._fetches
+
+    def get(self, kid: str | None) -> tuple[Mapping[str, Any], PyJWK] | None:
+        """The key ``kid`` names (its JWK and PyJWT form); a token without ``kid`` gets
+        the only key of a one-key set."""
+        found = self._keys.get(kid)
+        if found is None and kid is None and len(self._keys) == 1:
+            return next(iter(self._keys.values()))
+        return found
+
+    def wants_fetch(self, kid: str | None) -> bool:
+        """Whether a request naming ``kid`` should wait for :meth:`wait_key` first."""
+        if self._url is None:
+            return False
+        now = self._clock()
+        if self._loaded_at is not None and now - self._loaded_at >= self._max_age:
+            return self._may_fetch(now)
+        return self.get(kid) is None and self._may_fetch(now)
+
+    def _may_fetch(self, now: float) -> bool:
+        return self._fetched_at is None or now - self._fetched_at >= self._refresh_interval
+
+    async def wait_key(self, kid: str | None) -> None:
+        """Fetch the JWKS when :meth:`wants_fetch` says so (one fetch for concurrent
+        callers); a failed fetch is logged and keeps the keys already loaded."""
+        async with self._lock:
+            if not self.wants_fetch(kid):
+                return  # another request fetched while this one waited
+            assert self._url is not None
+            self._fetched_at = self._clock()
+            self._fetches += 1
+            try:
+                keys = await self._fetch(self._url)
+            except (httpx.HTTPError, ValueError) as exc:
+                logger.warning("cannot fetch the JWKS at %s: %s", self._url, exc)
+                return
+            self._keys, self._loaded_at = keys, self._clock()
+
+    async def _fetch(self, url: str) -> dict[str | None, tuple[Mapping[str, Any], PyJWK]]:
+        async with httpx.AsyncClient(timeout=self._timeout) as http:
+            response = await http.get(url, headers={"Accept": "application/json"})
+        if response.status_code != 200:
+            raise ValueError(f"HTTP {response.status_code}")
+        if len(response.content) > _MAX_JWKS_BYTES:
+            raise ValueError("the JWKS is larger than 1 MiB")
+        keys = _parse(_loads(response.content))
+        if not keys:
+            raise ValueError("the JWKS holds no usable public signing key")
+        return keys
+
+
+def _read_file(path: Path) -> Any:
+    try:
+        return _loads(path.read_bytes())
+    except ValueError as exc:
+        raise ValueError(f"the JWKS file {path} is not a JWKS: {exc}") from None
+
+
+def _loads(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"not JSON ({exc})") from None
+
+
+def _parse(data: Any) -> dict[str | None, tuple[Mapping[str, Any], PyJWK]]:
+    """The usable keys of a JWKS object by ``kid``."""
+    keys = data.get("keys") if isinstance(data, Mapping) else None
+    if not isinstance(keys, list):
+        raise ValueError('a JWKS is an object with a "keys" list')
+    found: dict[str | None, tuple[Mapping[str, Any], PyJWK]] = {}
+    for jwk in keys:
+        if not isinstance(jwk, Mapping) or jwk.get("kty") == "oct":
+            continue
+        if jwk.get("use", "sig") != "sig" or "d" in jwk:  # never a private key
+            continue
+        try:
+            found[jwk.get("kid")] = (jwk, PyJWK(dict(jwk)))
+        except jwt.PyJWTError as exc:
+            logger.warning("JWKS key %r left out: %s", jwk.get("kid"), exc)
+    return found
+
+
+#: The refusal for each PyJWT error, most specific first (general terms, never the token).
+_REFUSALS: tuple[tuple[type[Exception], str], ...] = (
+    (jwt.ExpiredSignatureError, "The bearer token has expired"),
+    (jwt.ImmatureSignatureError, "The bearer token is not valid yet"),
+    (jwt.InvalidAudienceError, "The bearer token is not meant for this agent (audience)"),
+    (jwt.InvalidIssuerError, "The bearer token's issuer is not trusted"),
+    (jwt.InvalidSignatureError, "The bearer token's signature is invalid"),
+    (jwt.InvalidAlgorithmError, "The bearer token's algorithm is not accepted"),
+    (jwt.InvalidIssuedAtError, "The bearer token's issue time is invalid"),
+)
+
+
+class JWTValidator:
+    """Checks JWT bearer tokens (see the module docstring).
+
+    Args:
+        options: Issuer, audience, algorithms, claim and leeway.
+        keys: The provider's keys.
+    """
+
+    def __init__(self, options: JWTOptions, keys: JWKSKeys) -> None:
+        self._options = options
+        self._keys = keys
+        self._algorithms = frozenset(options.algorithms)
+        self._require = ["exp", "iss", "aud"]
+
+    @property
+    def keys(self) -> JWKSKeys:
+        """The key set the tokens are checked with."""
+        return self._keys
+
+    def kid_of(self, token: str) -> str | None:
+        """The ``kid`` a token's header names (None when absent or unreadable)."""
+        try:
+            kid = jwt.get_unverified_header(token).get("kid")
+        except jwt.PyJWTError:
+            return None
+        return kid if isinstance(kid, str) else None
+
+    def principal(self, token: str) -> str:
+        """The caller a valid token names.
+
+        Raises:
+            InvalidTokenError: The token is not valid (the message says why).
+        """
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            raise InvalidTokenError("The bearer token is malformed") from None
+        alg, kid = header.get("alg"), header.get("kid")
+        if not isinstance(alg, str) or alg not in self._algorithms:
+            raise InvalidTokenError("The bearer token's algorithm is not accepted")
+        if kid is not None and not isinstance(kid, str):
+            raise InvalidTokenError("The bearer token is malformed")
+        found = self._keys.get(kid)
+        if found is None:
+            raise InvalidTokenError("The bearer token's signing key is unknown")
+        jwk, key = found
+        if not algorithm_fits_key(alg, jwk):
+            raise InvalidTokenError("The bearer token's algorithm does not fit its key")
+        options = self._options
+        try:
+            claims = jwt.decode(
+                token,
+                key=key.key,
+                algorithms=[alg],
+                audience=list(options.audience),
+                issuer=options.issuer,
+                leeway=options.leeway,
+                options={"require": self._require, "verify_sub": False},
+            )
+        except jwt.MissingRequiredClaimError as exc:
+            raise InvalidTokenError(f"The bearer token has no {exc.claim!r} claim") from None
+        except jwt.PyJWTError as exc:
+            raise InvalidTokenError(_refusal(exc)) from None
+        principal = claims.get(options.principal_claim)
+        if not isinstance(principal, str) or not principal:
+            raise InvalidTokenError(
+                f"The bearer token has no {options.principal_claim!r} claim naming the caller"
+            )
+        return principal
+
+
+def _refusal(exc: Exception) -> str:
+    for kind, message in _REFUSALS:
+        if isinstance(exc, kind):
+            return message
+    return "The bearer token is malformed"
