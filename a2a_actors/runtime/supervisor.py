@@ -432,6 +432,15 @@ class Supervisor:
         """The live actor of ``task_id`` (provisional ones included), for introspection."""
         return self._roster.actors.get(task_id)
 
+    def add_observer(self, observer: EventObserver) -> None:
+        """Observe every event published from now on, after the observers already there
+        (a server feature switched on at start-up, such as the inspector)."""
+        self._env.observers = (*self._env.observers, observer)
+
+    def remove_observer(self, observer: EventObserver) -> None:
+        """Stop telling ``observer`` (added by :meth:`add_observer`); unknown: no-op."""
+        self._env.observers = tuple(o for o in self._env.observers if o is not observer)
+
     def statistics(self) -> SupervisorStatistics:
         """A frozen record of live, running, queued and interrupted tasks and queues."""
         provisional = interrupted = depth = deepest = subscribers = 0

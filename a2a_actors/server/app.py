@@ -211,5 +211,9 @@ def create_app(
     async def unexpected(exc: Exception) -> Response:
         return _error(as_a2a_error(exc))
 
+    if config.inspect is not None:  # /inspect in front of Quart (docs/observability.md)
+        from .inspector.app import install_inspector
+
+        install_inspector(app, service, config.inspect)
     app.asgi_app = A2ACore(app, service, app.asgi_app)  # type: ignore[method-assign,assignment]
     return app

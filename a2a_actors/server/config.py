@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from a2a_actors.protocol.card import AgentProvider, AgentSkill
 from a2a_actors.protocol.requests import SendMessageRequest
 
+from .inspector.options import InspectorOptions
 from .trust_options import CardSigningOptions, JWTOptions
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ __all__ = (
     "DEFAULT_MAX_BODY_BYTES",
     "ClusterOptions",
     "ExtendedCard",
+    "InspectorOptions",
     "ServedAgent",
     "ServerConfig",
 )
@@ -163,6 +165,8 @@ class ServerConfig:
         jwt: Accept JWT bearer tokens of an identity provider (:class:`JWTOptions`,
             docs/trust.md); exclusive with ``bearer_tokens``.
         card_signing: Sign the served cards (:class:`CardSigningOptions`, docs/trust.md).
+        inspect: Serve the inspector page at ``/inspect`` (:class:`InspectorOptions`,
+            docs/observability.md, "Inspector"); None: no page and no event feed.
     """
 
     public_url: str | None = None
@@ -206,6 +210,7 @@ class ServerConfig:
     cluster: ClusterOptions | None = None
     jwt: JWTOptions | None = None
     card_signing: CardSigningOptions | None = None
+    inspect: InspectorOptions | None = None
 
     def __post_init__(self) -> None:
         if self.jwt is not None and self.bearer_tokens:
