@@ -186,8 +186,14 @@ class NatsServer:
             raise RuntimeError("nats-server is already running")
         port = str(self._port) if self._port else "-1"  # -1: the server picks a free port
         args = [self._binary, "-js", "-sd", str(self.store_dir), "-a", self.host, "-p", port]
+        # A session of its own: a terminal's Ctrl-C reaches its owner, which stops it last
+        # (serve --workers stops the nodes first, so their final writes reach it).
         process = await anyio.open_process(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
         self._process = process
         self._ready_seen = False

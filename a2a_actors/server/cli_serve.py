@@ -75,10 +75,11 @@ from a2a_actors.protocol.errors import ServerBusyError
 from a2a_actors.runtime import as_agent
 from a2a_actors.stores import SQLiteTaskStore, StoreError
 
-from . import cli_trust
+from . import cli_metrics, cli_trust, workers
 from .app import create_app
 from .auth import principal_for_secret
 from .config import ClusterOptions, ServedAgent, ServerConfig
+from .inspector import cli as inspector_cli
 from .registration import DEFAULT_REGISTER_TTL, check_register_urls, registered
 from .serve import serve
 
@@ -208,6 +209,9 @@ def register(subparsers: Any) -> None:
         help="JetStream replicas of a new cluster's buckets and stream (1..5; default 1)",
     )
     cli_trust.add_arguments(parser)  # --jwks..., --sign-card... (docs/trust.md)
+    workers.add_arguments(parser)
+    cli_metrics.add_arguments(parser)  # --metrics, --metrics-public (docs/observability.md)
+    inspector_cli.add_arguments(parser)  # --inspect, --inspect-peer (docs/observability.md)
     parser.set_defaults(handler=run)
 
 
@@ -288,7 +292,7 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
         changes["public_url"] = args.public_url
     if args.cluster:
         changes["cluster"] = _cluster(args)
-    elif args.node_id or args.cluster_name:
+    elif (args.node_id or args.cluster_name) and args.workers == 1:
         raise ValueError("--node-id and --cluster-name need --cluster")
     config = base.replace(**changes) if changes else base
     return cli_trust.apply(config, args)
@@ -357,7 +361,10 @@ async def _serve_until_signal(
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with anyio.create_task_group() as tg, AsyncExitStack() as registration:
                 try:
-                    url = await tg.start(partial(serve, app, host=args.host, port=args.port))
+                    sock = workers.inherited_socket(args)  # a worker's, from its parent
+                    url = await tg.start(
+                        partial(serve, app, host=args.host, port=args.port, sock=sock)
+                    )
                 except OSError as exc:
                     return _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
                 except (ServerBusyError, BaseExceptionGroup) as exc:  # NATS unreachable
@@ -416,6 +423,9 @@ def run(args: argparse.Namespace) -> int:
         target = as_agent(target)  # a handler that can never work is refused here
         db = parse_store(args.store)
         config = _config(base, args)
+        config = cli_metrics.apply(config, args)
+        config = inspector_cli.apply(config, args)
+        workers.check(args)
         if args.register:
             check_register_urls(args.register)
             if args.backend != "asyncio":
@@ -425,6 +435,8 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError, ClusterExtraMissingError) as exc:
         return _fail(str(exc), 2)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+    if args.workers > 1:
+        return workers.run(args)
     try:
         status: int = anyio.run(_serve_until_signal, target, config, args, db, backend=args.backend)
     except BaseExceptionGroup as group:  # a cluster node cut from NATS fences itself

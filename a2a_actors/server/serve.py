@@ -83,6 +83,7 @@ async def serve(
     config: ServerConfig | None = None,
     backend: Backend | None = None,
     push_store: PushConfigStore | None = None,
+    sock: socket.socket | None = None,
     task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``target`` over HTTP until cancelled.
@@ -95,6 +96,9 @@ async def serve(
         config: Server configuration when ``target`` is not an app.
         backend: Must name the running backend if given (the running one always decides).
         push_store: Push-config store when ``target`` is not an app.
+        sock: A socket already bound to the address to serve on, instead of binding
+            ``host:port`` (a worker of ``serve --workers`` gets one from its parent); one
+            not listening yet listens once the app has started. It is serve's from then on.
         task_status: Receives the base URL (``http://127.0.0.1:PORT``) once serving.
 
     With ``ServerConfig.cluster`` the server joins that cluster first (docs/cluster.md):
@@ -124,7 +128,8 @@ async def serve(
     if cluster is not None and running != "asyncio":
         raise ValueError("cluster mode runs on asyncio (nats-py is asyncio-only), not on trio")
 
-    sock = _listen(host, port)
+    if sock is None:
+        sock = _listen(host, port)
     base_url = _url(sock)
     service.bind_url(base_url)
     hyper = HypercornConfig()
