@@ -38,6 +38,7 @@ from a2a_actors.protocol.state import TERMINAL_STATES
 from a2a_actors.runtime import TaskContext, TaskRunner
 
 from ._links import Link
+from ._tracing import span_id_for
 from .correlation import CORRELATION_URI, ChildRecord, Correlation, HopRecord, traceparent
 
 __all__ = ("Hop", "HopHost", "HopRegistry", "Outstanding")
@@ -132,7 +133,8 @@ class Hop:
         found = self.outstanding.get(task_id)
         if found is None:
             return
-        headers = {"traceparent": traceparent(found.correlation.trace_id)}
+        trace_id = found.correlation.trace_id
+        headers = {"traceparent": traceparent(trace_id, span_id=span_id_for(trace_id))}
         why = {CORRELATION_URI: {"canceledBy": self.agent, "parentTaskId": self.task_id}}
         with anyio.CancelScope(shield=True):
             task: Task | None = None

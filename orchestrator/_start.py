@@ -109,11 +109,13 @@ class ChildStarter:
         self._pending: collections.deque[StreamResponse] = collections.deque()
         self._stack: AsyncExitStack | None = None
         self._events: AsyncIterator[StreamResponse] | None = None
+        #: The delegation's CLIENT span id, named in ``traceparent`` (None: tracing off).
+        self._span_id: str | None = None
 
     def _headers(self) -> dict[str, str]:
         plan = self._plan
         assert plan is not None
-        headers = {"traceparent": traceparent(plan.correlation.trace_id)}
+        headers = {"traceparent": traceparent(plan.correlation.trace_id, span_id=self._span_id)}
         state = plan.hop.ctx.headers.get("tracestate")
         if state:
             headers["tracestate"] = state

@@ -51,8 +51,9 @@ from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
 from a2a_actors.runtime import SubscriberDropped
 
 from ._start import ChildStarter, Plan as Plan
+from ._tracing import DelegationSpan, Outcomes
 from .correlation import CORRELATION_URI, Correlation
-from .errors import DelegationError, InputRequired
+from .errors import CycleError, DelegationError, DepthLimitError, InputRequired
 from .outcome import DelegationResult as DelegationResult, failure_of
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ __all__ = ("ChildStream", "DelegationResult", "Plan")
 logger = logging.getLogger("orchestrator")
 
 _REOPENS = 3
+_TERMINAL_VALUES = frozenset(state.value for state in TERMINAL_STATES)
 
 
 class ChildStream(ChildStarter):
@@ -84,6 +86,7 @@ class ChildStream(ChildStarter):
         self,
         plan: Callable[[], Awaitable[Plan]],
         *,
+        outcomes: Outcomes | None = None,
         registry: HopRegistry,
         relay_input: bool,
         cancel_timeout: float,
@@ -93,6 +96,8 @@ class ChildStream(ChildStarter):
     ) -> None:
         super().__init__(start_timeout=start_timeout)
         self._make_plan = plan
+        self._outcomes = outcomes
+        self._span: DelegationSpan | None = None
         self._registry = registry
         self._relay = relay_input
         self._cancel_timeout = cancel_timeout
@@ -148,15 +153,25 @@ class ChildStream(ChildStarter):
         return DelegationResult(link.name, task, task.status.message, link.url)
 
     async def __aenter__(self) -> ChildStream:
-        plan = self._plan = await self._make_plan()  # holds plan.hop until __aexit__
         try:
-            if plan.child is None:
-                await self._start(plan)
-            else:
-                self._child = plan.child
-                if plan.child.last is not None:
-                    self._view.apply(StreamResponse(task=plan.child.last))
-                await self._forward(plan.message)
+            plan = self._plan = await self._make_plan()  # holds plan.hop until __aexit__
+        except (DepthLimitError, CycleError):
+            if self._outcomes is not None:
+                self._outcomes.count("refused")
+            raise
+        span = self._span = DelegationSpan(plan.link.name, plan.correlation, plan.link.url)
+        self._span_id = span.span_id
+        try:
+            with span.current():  # a local child's actor is spawned here: the span's child
+                if plan.child is None:
+                    await self._start(plan)
+                else:
+                    self._child = plan.child
+                    if plan.child.last is not None:
+                        self._view.apply(StreamResponse(task=plan.child.last))
+                    await self._forward(plan.message)
+            if self._child is not None:
+                span.child(self._child.record.task_id, self._child.record.context_id)
         except BaseException:
             await self._close()
             raise
@@ -360,6 +375,7 @@ class ChildStream(ChildStarter):
 
         stream = ChildStream(
             again,
+            outcomes=self._outcomes,
             registry=registry,
             relay_input=False,
             cancel_timeout=self._cancel_timeout,
@@ -394,6 +410,24 @@ class ChildStream(ChildStarter):
                 await plan.hop.cancel_child(child.record.task_id, timeout=self._cancel_timeout)
         finally:
             self._registry.close(plan.hop)
+            self._count()
+
+    def _count(self) -> None:
+        """Count the delegation's outcome and end its span (see :mod:`._tracing`)."""
+        child = self._child
+        state = child.record.state if child is not None else ""
+        if self._view.message is not None:
+            outcome = "completed"
+        elif self._handed_off:
+            outcome = "input_required"
+        elif state in _TERMINAL_VALUES:
+            outcome = state.removeprefix("TASK_STATE_").lower()
+        else:
+            outcome = "error"
+        if self._outcomes is not None:
+            self._outcomes.count(outcome)
+        if self._span is not None:
+            self._span.end(outcome, state)
 
 
 def _user_text(text: str) -> Message:

@@ -29,7 +29,7 @@ Lifetime: the orchestrator owns the ``httpx.AsyncClient`` it creates (closed by
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 from uuid import uuid4
@@ -46,6 +46,7 @@ from a2a_actors.runtime import TaskContext, TaskRunner
 from ._hop import Hop, HopRegistry
 from ._start import Plan
 from ._targets import ClientFactory as ClientFactory, Resolver as Resolver, Targets
+from ._tracing import Outcomes, root_trace_id
 from .child import ChildStream
 from .correlation import (
     CORRELATION_URI,
@@ -128,6 +129,7 @@ class Orchestrator:
             middleware=middleware,
         )
         self._urls: weakref.WeakKeyDictionary[TaskRunner, str] = weakref.WeakKeyDictionary()
+        self._outcomes = Outcomes()
 
     # -- configuration and lifetime -------------------------------------------------------
 
@@ -143,6 +145,12 @@ class Orchestrator:
     def url_of(self, supervisor: TaskRunner) -> str:
         """The base URL ``supervisor`` is served at (:attr:`public_url` when unbound)."""
         return self._urls.get(supervisor, self.public_url)
+
+    def delegation_outcomes(self) -> Mapping[str, int]:
+        """Delegations ended so far, by outcome (``completed``, ``failed``, ``canceled``,
+        ``rejected``, ``input_required``, ``refused``, ``error``; docs/observability.md):
+        the server's ``a2a_delegations_total``."""
+        return self._outcomes.snapshot()
 
     async def client(self, url: str) -> A2AClient:
         """The (cached) client of the agent at base URL ``url``.
@@ -248,6 +256,7 @@ class Orchestrator:
 
         return ChildStream(
             plan,
+            outcomes=self._outcomes,
             registry=self._hops,
             relay_input=relay_input,
             cancel_timeout=self.cancel_timeout,
@@ -308,7 +317,7 @@ class Orchestrator:
                 if incoming is None:
                     parsed = parse_traceparent(ctx.headers.get("traceparent"))
                     incoming = root_correlation(
-                        ctx.agent.name, trace_id=parsed[0] if parsed else None
+                        ctx.agent.name, trace_id=parsed[0] if parsed else root_trace_id()
                     )
                 record = HopRecord.of(
                     incoming,

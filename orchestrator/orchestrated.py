@@ -41,6 +41,7 @@ from a2a_actors.protocol.state import TERMINAL_STATES
 from a2a_actors.runtime import Agent, TaskContext, as_agent
 
 from ._hop import Hop, HopHost
+from ._tracing import root_trace_id
 from .correlation import (
     CORRELATION_URI,
     DEFAULT_MAX_DEPTH,
@@ -133,7 +134,7 @@ class _Orchestrated:
             correlation = incoming
         else:
             parsed = parse_traceparent(ctx.headers.get("traceparent"))
-            correlation = root_correlation(name, trace_id=parsed[0] if parsed else None)
+            correlation = root_correlation(name, trace_id=parsed[0] if parsed else root_trace_id())
         hop = Hop(ctx, HopRecord.of(correlation, agent=name, url=url, started_at=started))
         if host is not None:
             hop = host.hops.open(hop)

@@ -28,9 +28,11 @@ from msgspec.structs import replace
 
 from a2a_actors.protocol.models import Message, Role, StreamResponse, Task, TaskState
 from a2a_actors.protocol.state import INTERRUPTED_STATES
+from a2a_actors.runtime.tracing import ATTRIBUTES
 
 from .agent_tool import AgentTool as AgentTool, agent_tool, tool_name
 from .call_arguments import text_message
+from .call_span import ClientSpan
 from .client import A2AClient
 from .stream import EventStream
 
@@ -145,7 +147,9 @@ class RemoteStream:
     """A streamed call: ``async with remote.stream(…) as chunks: async for c in chunks``.
 
     Entering waits for the session's turn and sends the message; leaving closes the HTTP
-    stream and frees the session. :attr:`result` is valid after the last chunk.
+    stream and frees the session. :attr:`result` is valid after the last chunk. With
+    tracing on, the call is a CLIENT span (``a2a.call <agent>``) from sending to leaving,
+    and the request carries its trace context (docs/observability.md).
     """
 
     def __init__(self, agent: RemoteAgent, message: str | Message, session: Session) -> None:
@@ -156,25 +160,30 @@ class RemoteStream:
         self._reply: Task | Message | None = None
         self._replayed = False
         self._locked = False
+        self._span: ClientSpan | None = None
 
     async def __aenter__(self) -> RemoteStream:
         await self._session.lock.acquire()
         self._locked = True
+        agent = self._agent
+        span = self._span = ClientSpan(f"a2a.call {agent.name}", {ATTRIBUTES["target"]: agent.name})
         try:
-            message = self._agent._message_for(self._message, self._session)
-            client = self._agent.client
-            if self._agent.streaming:
-                events = client.stream_message(message)
-                await events.__aenter__()
-                self._events = events
-            else:
-                self._reply = await client.send_message(message)
-                reply = self._reply
-                self._session._learn(
-                    reply if isinstance(reply, Task) else None,
-                    reply if isinstance(reply, Message) else None,
-                )
-        except BaseException:
+            message = agent._message_for(self._message, self._session)
+            client = agent.client
+            with span.sending():
+                if agent.streaming:
+                    events = client.stream_message(message)
+                    await events.__aenter__()
+                    self._events = events
+                else:
+                    self._reply = await client.send_message(message)
+                    reply = self._reply
+                    self._session._learn(
+                        reply if isinstance(reply, Task) else None,
+                        reply if isinstance(reply, Message) else None,
+                    )
+        except BaseException as exc:
+            span.end(type(exc).__name__)
             self._release()
             raise
         return self
@@ -195,6 +204,23 @@ class RemoteStream:
             if exc is None or result.task is not None or result.message is not None:
                 self._session._settle(result.state)
             self._release()
+            self._end_span(result, exc)
+
+    def _end_span(self, result: CallResult, exc: BaseException | None) -> None:
+        span = self._span
+        if span is None:
+            return
+        task = result.task
+        if task is not None:
+            span.note(
+                {
+                    ATTRIBUTES["task_id"]: task.id,
+                    ATTRIBUTES["context_id"]: task.context_id,
+                    ATTRIBUTES["state"]: task.status.state.value,
+                }
+            )
+        failed = task is not None and task.status.state is TaskState.FAILED
+        span.end(type(exc).__name__ if exc is not None else "task failed" if failed else None)
 
     def _release(self) -> None:
         if self._locked:

@@ -194,6 +194,11 @@ def create_app(
         for path in legacy.ALIASES:
             app.add_url_rule(path, endpoint=f"legacy{path}", view_func=core, methods=["POST"])
 
+    if service.metrics is not None and config.metrics is not None:
+        from .metrics import metrics_view
+
+        app.add_url_rule(config.metrics.path, "metrics", metrics_view(service), methods=["GET"])
+
     @app.errorhandler(HTTPException)
     async def http_error(exc: HTTPException) -> Response:
         status = exc.code or 500

@@ -23,6 +23,7 @@ from a2a_actors.protocol.card import AgentProvider, AgentSkill
 from a2a_actors.protocol.requests import SendMessageRequest
 
 from .inspector.options import InspectorOptions
+from .metrics_options import MetricsOptions
 from .trust_options import CardSigningOptions, JWTOptions
 
 if TYPE_CHECKING:
@@ -165,6 +166,8 @@ class ServerConfig:
         jwt: Accept JWT bearer tokens of an identity provider (:class:`JWTOptions`,
             docs/trust.md); exclusive with ``bearer_tokens``.
         card_signing: Sign the served cards (:class:`CardSigningOptions`, docs/trust.md).
+        metrics: Serve Prometheus metrics (:class:`MetricsOptions`,
+            docs/observability.md); None: off, at no cost.
         inspect: Serve the inspector page at ``/inspect`` (:class:`InspectorOptions`,
             docs/observability.md, "Inspector"); None: no page and no event feed.
     """
@@ -210,6 +213,7 @@ class ServerConfig:
     cluster: ClusterOptions | None = None
     jwt: JWTOptions | None = None
     card_signing: CardSigningOptions | None = None
+    metrics: MetricsOptions | None = None
     inspect: InspectorOptions | None = None
 
     def __post_init__(self) -> None:

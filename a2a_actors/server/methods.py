@@ -64,6 +64,8 @@ class CallContext:
         base_url: The request's own base URL (for card interface URLs).
         headers: Transport headers handed to the agent (``ctx.headers``): the W3C trace
             context (``traceparent``, ``tracestate``), lower-case names.
+        binding: The binding the call came by (``jsonrpc``, ``rest``, ``grpc``): a label
+            of the request metrics (docs/observability.md).
     """
 
     caller: str | None = None
@@ -71,6 +73,7 @@ class CallContext:
     extensions: frozenset[str] = field(default_factory=frozenset)
     base_url: str = "http://localhost"
     headers: Mapping[str, str] = field(default_factory=dict)
+    binding: str = "jsonrpc"
 
 
 class _InlinePush:

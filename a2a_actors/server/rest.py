@@ -287,11 +287,11 @@ def admit(
             headers={"Allow": route.allowed},
         )
     try:
-        ctx = service.context_for(headers, base_url)
+        ctx = service.context_for(headers, base_url, binding="rest")
     except UnauthenticatedError as exc:
         if not (route.public and service.extended_card_is_public()):
             return rest_error_answer(exc, challenge=service.auth.challenge(exc))
-        ctx = service.anonymous_context_for(headers, base_url)
+        ctx = service.anonymous_context_for(headers, base_url, binding="rest")
     response_headers = service.response_headers(ctx)
     length = get_content_length(headers.get("Content-Length"), headers.get("Transfer-Encoding"))
     read = method != "GET" and length != 0

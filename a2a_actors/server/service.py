@@ -14,6 +14,12 @@ and runs its workers for the server's lifetime (undelivered events are dropped a
 shutdown); the task store is wrapped so that a deleted task takes its push configs along.
 A caller-owned Supervisor gets neither: its owner wires delivery (see docs/push.md).
 
+Observability (docs/observability.md): when tracing is on
+(:func:`a2a_actors.runtime.tracing.from_environment`, decided at the first start) or
+``ServerConfig.metrics`` is set, the methods served are
+:class:`~.observed.ObservedMethods` and the Supervisor started here gets the matching
+event observers (task spans, finished-task counts); otherwise nothing of it exists.
+
 On cancel: open streams end, then the Supervisor this service started stops (its live
 tasks end CANCELED); :attr:`A2AService.stopped` is set.
 """
@@ -32,7 +38,8 @@ from anyio.abc import TaskGroup, TaskStatus
 from a2a_actors.protocol.legacy_card import dual_version_card
 from a2a_actors.push.delivery import PushDelivery, system_resolver
 from a2a_actors.push.policy import PushPolicy
-from a2a_actors.runtime import Supervisor, as_agent
+from a2a_actors.runtime import EventObserver, Supervisor, as_agent
+from a2a_actors.runtime.tracing import Tracing, from_environment
 from a2a_actors.stores.base import (
     RecoverableStore,
     RecoveryReport,
@@ -49,6 +56,8 @@ from .checks import HeaderLookup, forwarded_headers, requested_extensions
 from .config import ServerConfig
 from .delegation import provide_delegator
 from .methods import CallContext, Methods
+from .metrics import ServerMetrics
+from .observed import ObservedMethods
 from .push_configs import MemoryPushConfigStore, PushConfigs, PushConfigStore
 from .sse import StreamHub
 
@@ -102,6 +111,8 @@ class A2AService:
         self._cluster_options: dict[str, Any] = {}
         self._wire_push(push_store if push_store is not None else MemoryPushConfigStore())
         self.hub = StreamHub(ping_interval=config.ping_interval)
+        #: The app's Prometheus metrics (``None`` unless ``config.metrics``).
+        self.metrics = ServerMetrics() if config.metrics is not None else None
         self._served_at = ""
         self._methods: Methods | None = None
         self._started: anyio.Event | None = None
@@ -226,13 +237,20 @@ class A2AService:
                 if self.push_delivery is not None:
                     await runtime_tg.start(self.push_delivery.run)
                 supervisor = self._given
+                tracing = from_environment()
+                observers = self._observers(tracing)
                 if supervisor is None:
                     options = self._supervisor_kwargs()
+                    options["observers"] = (*options.get("observers", ()), *observers)
                     url = self.config.public_url or self._served_at
                     await provide_delegator(stack, self.agent, options, url)
                     supervisor = await runtime_tg.start(Supervisor(self.agent, **options).run)
                     await self._start_cluster_retention(runtime_tg)
-                self._methods = Methods(supervisor, self.config, self.cards, self.push)
+                else:
+                    for observer in observers:
+                        supervisor.add_observer(observer)
+                        stack.callback(supervisor.remove_observer, observer)
+                self._methods = self._methods_for(supervisor, tracing)
                 try:
                     async with anyio.create_task_group() as streams_tg:
                         self.hub.attach(streams_tg)
@@ -242,9 +260,37 @@ class A2AService:
                 finally:
                     self.hub.close()
                     self._methods = None
+                    if self.metrics is not None:
+                        self.metrics.attach(None)
                     runtime_tg.cancel_scope.cancel()
         finally:
             self.stopped.set()
+
+    def _observers(self, tracing: Tracing | None) -> list[EventObserver]:
+        """The event observers tracing and metrics need (none when both are off)."""
+        observers: list[EventObserver] = []
+        if tracing is not None:
+            from a2a_actors.runtime.task_spans import TaskSpans
+
+            observers.append(TaskSpans(tracing, self.agent.name))
+        if self.metrics is not None:
+            observers.append(self.metrics)
+        return observers
+
+    def _methods_for(self, supervisor: Supervisor, tracing: Tracing | None) -> Methods:
+        """The methods served: observed when tracing or metrics are on, else plain."""
+        if tracing is None and self.metrics is None:
+            return Methods(supervisor, self.config, self.cards, self.push)
+        if self.metrics is not None:
+            self.metrics.attach(supervisor, self.push_delivery)
+        return ObservedMethods(
+            supervisor,
+            self.config,
+            self.cards,
+            self.push,
+            tracing=tracing,
+            metrics=self.metrics,
+        )
 
     async def _start_cluster_retention(self, tg: TaskGroup) -> None:
         """Cluster mode with ``retention_ttl`` / ``retention_max``: the node's retention
@@ -259,8 +305,11 @@ class A2AService:
         """End every open stream now and refuse new ones (first step of a shutdown)."""
         self.hub.close()
 
-    def context_for(self, headers: HeaderLookup, base_url: str) -> CallContext:
-        """Authenticate a request by its headers and describe the call.
+    def context_for(
+        self, headers: HeaderLookup, base_url: str, *, binding: str = "jsonrpc"
+    ) -> CallContext:
+        """Authenticate a request by its headers and describe the call (that came by
+        ``binding``).
 
         Raises:
             UnauthenticatedError: Auth is on and the request has no valid credentials.
@@ -272,14 +321,18 @@ class A2AService:
             extensions=requested_extensions(headers.getlist("A2A-Extensions")),
             base_url=base_url,
             headers=forwarded_headers(headers.get),
+            binding=binding,
         )
 
-    def anonymous_context_for(self, headers: HeaderLookup, base_url: str) -> CallContext:
+    def anonymous_context_for(
+        self, headers: HeaderLookup, base_url: str, *, binding: str = "jsonrpc"
+    ) -> CallContext:
         """The context of a request that presented no valid credentials."""
         return CallContext(
             extensions=requested_extensions(headers.getlist("A2A-Extensions")),
             base_url=base_url,
             headers=forwarded_headers(headers.get),
+            binding=binding,
         )
 
     def extended_card_is_public(self) -> bool:
