@@ -20,9 +20,10 @@ limited to an allow-list (:attr:`InspectorOptions.peers`).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, cast
 
 import anyio
 import httpx
@@ -87,10 +88,11 @@ class PeerReader:
                 response = await self._client.send(request, stream=True, follow_redirects=False)
                 try:
                     data = b""
-                    async for chunk in response.aiter_bytes():
-                        data += chunk
-                        if len(data) > MAX_ANSWER:
-                            raise InternalError(f"{base}: GetTask answer over {MAX_ANSWER} bytes")
+                    async with contextlib.aclosing(_chunks(response)) as chunks:
+                        async for chunk in chunks:
+                            data += chunk
+                            if len(data) > MAX_ANSWER:
+                                raise InternalError(f"{base}: answer over {MAX_ANSWER} bytes")
                 finally:
                     await response.aclose()
         except (TimeoutError, httpx.HTTPError) as exc:
@@ -101,6 +103,10 @@ class PeerReader:
         if task is None or task.id != task_id:
             raise InternalError(f"{base}: not the task asked for")
         return task
+
+
+def _chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    return cast("AsyncGenerator[bytes, None]", response.aiter_bytes())  # it is one
 
 
 def _iso(moment: _dt.datetime | None) -> str | None:

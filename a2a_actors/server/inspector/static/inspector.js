@@ -145,7 +145,7 @@ function makeRow(row) {
   tr.append(head);
   for (const name of ["agent", "state", "age", "message"]) {
     const td = document.createElement("td");
-    td.className = name;
+    td.className = `cell-${name}`;
     tr.append(td);
   }
   return tr;
@@ -156,10 +156,10 @@ function fillRow(tr, row) {
   button.textContent = shortId(row.id);
   button.setAttribute("aria-label", `Task ${row.id}`);
   button.title = row.id;
-  tr.querySelector(".agent").textContent = row.agent || "";
-  tr.querySelector(".state").replaceChildren(stateBadge(row.state));
-  tr.querySelector(".age").textContent = age(row.startedAt || row.updatedAt);
-  tr.querySelector(".message").textContent = messageText(row.lastMessage);
+  tr.querySelector(".cell-agent").textContent = row.agent || "";
+  tr.querySelector(".cell-state").replaceChildren(stateBadge(row.state));
+  tr.querySelector(".cell-age").textContent = age(row.startedAt || row.updatedAt);
+  tr.querySelector(".cell-message").textContent = messageText(row.lastMessage);
   tr.hidden = !matches(row);
   if (row.id === view.selected) tr.setAttribute("aria-current", "true");
   else tr.removeAttribute("aria-current");
@@ -236,7 +236,7 @@ $("more").addEventListener("click", () => loadTasks({ append: true }).catch(repo
 setInterval(() => {
   for (const [id, tr] of view.trs) {
     const row = view.rows.get(id);
-    tr.querySelector(".age").textContent = age(row.startedAt || row.updatedAt);
+    tr.querySelector(".cell-age").textContent = age(row.startedAt || row.updatedAt);
   }
 }, 1000);
 
@@ -360,7 +360,7 @@ function treeNode(node) {
     button.addEventListener("click", () => select(node.taskId, true).catch(report));
     hop.append(button);
   } else if (node.inspectUrl) {
-    hop.append(link(node.inspectUrl, `${shortId(node.taskId)} on ${node.url}`));
+    hop.append(link(node.inspectUrl, `${shortId(node.taskId)} on ${new URL(node.url).host}`));
   } else {
     const id = document.createElement("span");
     id.textContent = shortId(node.taskId);
