@@ -134,12 +134,13 @@ def _value_to_proto(value: Any) -> struct_pb2.Value:
         return struct_pb2.Value(number_value=value)
     if isinstance(value, str):
         return struct_pb2.Value(string_value=value)
-    if isinstance(value, dict):
-        out = struct_pb2.Value()
-        out.struct_value.update(value)
-        return out
     out = struct_pb2.Value()
-    out.list_value.extend(value)
+    if isinstance(value, dict):
+        out.struct_value.SetInParent()  # so that {} is an object, not an unset Value
+        out.struct_value.update(value)
+    else:
+        out.list_value.SetInParent()
+        out.list_value.extend(value)
     return out
 
 
