@@ -4,7 +4,10 @@
 Each subcommand takes the agent's base URL (an ``http(s)://`` URL, checked before anything
 is sent), or its name with ``--registry nats://HOST:PORT`` or ``--registry FILE`` (or the
 registry ``A2A_ACTORS_REGISTRY`` names; see :mod:`.registry`), discovers its card (see
-:mod:`.discovery`) and calls one method. Output is
+:mod:`.discovery`) and calls one method. ``--binding jsonrpc|rest|grpc`` speaks that binding
+only (by default the card's choice, see :func:`~.discovery.auto_bindings`); a gRPC endpoint
+without a card is named ``grpc://HOST:PORT`` (``grpcs://`` for TLS) and spoken to directly
+(``card`` then has no card to show). Output is
 human-readable by default (streams print text as it arrives and one line per status
 change); ``--json`` prints the A2A wire JSON of each result or event, one per line, as
 :func:`a2a_actors.protocol.codec.encode` writes it (``send`` prints a SendMessageResponse,
@@ -50,7 +53,7 @@ from .cli_output import (
 )
 from .cli_send import send, timeout_seconds
 from .client import A2AClient
-from .discovery import DEFAULT_BINDINGS
+from .grpc_binding import GRPC_BINDING
 from .registry import REGISTRY_ENV, Registry, is_url, open_registry
 
 __all__ = ("add_client_commands", "main", "opened_registry", "register")
@@ -61,19 +64,43 @@ _Command = Callable[[A2AClient, argparse.Namespace], Awaitable[int | None]]
 _Handler = Callable[[argparse.Namespace], int]
 
 
+#: ``--binding`` values: the short names, and the card's own names as well.
+_BINDINGS = {
+    "jsonrpc": "JSONRPC",
+    "rest": "HTTP+JSON",
+    "http+json": "HTTP+JSON",
+    "grpc": GRPC_BINDING,
+}
+_GRPC_SCHEMES = ("grpc://", "grpcs://")
+
+
 def _base_url(text: str) -> str:
-    """The ``url`` argument: an http(s) URL with a host, or an agent's name (no ``:``)."""
+    """The ``url`` argument: an http(s) URL with a host, a ``grpc(s)://host:port`` endpoint,
+    or an agent's name (no ``:``)."""
     if text and ":" not in text:
         return text  # a name, looked up in the registry (see _call)
     try:
         url = httpx.URL(text)
     except httpx.InvalidURL as exc:
         raise argparse.ArgumentTypeError(f"malformed URL {text!r} ({exc})") from None
-    if url.scheme not in ("http", "https") or not url.host:
+    if (
+        url.scheme not in ("http", "https", "grpc", "grpcs")
+        or not url.host
+        or (url.scheme.startswith("grpc") and url.port is None)
+    ):
         raise argparse.ArgumentTypeError(
-            f"expected the agent's base URL, such as http://127.0.0.1:8000; got {text!r}"
+            "expected the agent's base URL, such as http://127.0.0.1:8000 "
+            f"(or a gRPC endpoint, grpc://127.0.0.1:50051); got {text!r}"
         )
     return text
+
+
+def _binding(text: str) -> str:
+    """The ``--binding`` argument: jsonrpc, rest or grpc (any case; or HTTP+JSON)."""
+    binding = _BINDINGS.get(text.lower())
+    if binding is None:
+        raise argparse.ArgumentTypeError(f"unknown binding {text!r}; one of: jsonrpc, rest, grpc")
+    return binding
 
 
 def _state(text: str) -> TaskState:
@@ -105,8 +132,10 @@ def _common() -> argparse.ArgumentParser:
     common.add_argument("--bearer-token", help="token sent as 'Authorization: Bearer …'")
     common.add_argument(
         "--binding",
-        choices=DEFAULT_BINDINGS,
-        help="speak this binding only (default: the card's best of JSONRPC, HTTP+JSON)",
+        type=_binding,
+        metavar="jsonrpc|rest|grpc",
+        help="speak this binding only (default: the card's choice: JSON-RPC, then REST; "
+        "gRPC when the card prefers it or offers nothing else)",
     )
     common.add_argument("--json", action="store_true", help="print wire JSON, one per line")
     return common
@@ -204,7 +233,7 @@ def _registry_spec(args: argparse.Namespace) -> str:
 
 
 async def _call(command: _Command, args: argparse.Namespace) -> int:
-    if not is_url(args.url):
+    if not is_url(args.url) and not args.url.startswith(_GRPC_SCHEMES):
         spec = _registry_spec(args)
         if not spec:
             raise ValueError(
@@ -214,13 +243,20 @@ async def _call(command: _Command, args: argparse.Namespace) -> int:
         async with opened_registry(spec) as registry:
             entry = await registry.resolve(args.url)
         args.url = entry.url  # what the hints printed later name
-    bindings = (args.binding,) if args.binding else DEFAULT_BINDINGS
-    client = await A2AClient.connect(
-        args.url, bindings=bindings, api_key=args.api_key, bearer_token=args.bearer_token
-    )
+    client = await _connect(args)
     async with client:
         status = await command(client, args)
     return status or 0
+
+
+async def _connect(args: argparse.Namespace) -> A2AClient:
+    credentials = {"api_key": args.api_key, "bearer_token": args.bearer_token}
+    if not args.url.startswith(_GRPC_SCHEMES):
+        bindings = (args.binding,) if args.binding else None
+        return await A2AClient.connect(args.url, bindings=bindings, **credentials)
+    if args.binding not in (None, GRPC_BINDING):
+        raise ValueError(f"{args.url} is a gRPC endpoint: --binding {args.binding} cannot reach it")
+    return A2AClient(args.url, binding=GRPC_BINDING, **credentials)
 
 
 @asynccontextmanager
@@ -259,7 +295,8 @@ def _credentials_hint(args: argparse.Namespace) -> str:
 
 async def _card(client: A2AClient, args: argparse.Namespace) -> None:
     card = client.card
-    assert card is not None
+    if card is None:  # a grpc:// endpoint: no well-known card to fetch
+        raise ValueError(f"{args.url} has no card to fetch; give the agent's http(s) base URL")
     if args.json:
         emit(card)
         return

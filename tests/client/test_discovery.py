@@ -206,7 +206,8 @@ def test_select_interface(
 
 def test_resolve_falls_back_to_tasks_send() -> None:
     card = card_of(("GRPC", "1.0"))
-    fallback = resolve_interface(card, base_url="http://base")
+    # JSON bindings asked for (by default a gRPC-only card is spoken to over gRPC)
+    fallback = resolve_interface(card, base_url="http://base", bindings=("JSONRPC", "HTTP+JSON"))
     assert fallback.protocol_binding == TASKS_SEND_BINDING
     assert fallback.url == "http://h/0"
     grpc_only = AgentCard(
@@ -221,7 +222,10 @@ def test_resolve_falls_back_to_tasks_send() -> None:
         default_output_modes=(),
         skills=(),
     )
-    assert resolve_interface(grpc_only, base_url="http://base").url == "http://base"
+    json_only = ("JSONRPC", "HTTP+JSON")
+    assert resolve_interface(grpc_only, base_url="http://base", bindings=json_only).url == (
+        "http://base"
+    )
 
 
 def test_parse_version() -> None:
@@ -233,8 +237,8 @@ def test_parse_version() -> None:
 
 
 def test_client_refuses_what_it_cannot_speak() -> None:
-    with pytest.raises(ValueError, match=r"cannot speak GRPC 1\.0"):
-        A2AClient("http://h", binding="GRPC")
+    with pytest.raises(ValueError, match=r"cannot speak SOAP 1\.0"):
+        A2AClient("http://h", binding="SOAP")
     with pytest.raises(ValueError, match="exactly one"):
         A2AClient()
 
