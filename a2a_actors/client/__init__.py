@@ -9,7 +9,13 @@ caller-side middleware (``middleware``; docs/middleware.md). See docs/client.md.
 
 from __future__ import annotations
 
-from .auth import APIKey as APIKey, AuthHook as AuthHook, CredentialsAuth as CredentialsAuth
+from .auth import (
+    APIKey as APIKey,
+    AuthHook as AuthHook,
+    BearerToken as BearerToken,
+    CredentialsAuth as CredentialsAuth,
+)
+from .card_verify import CardKeys as CardKeys, CardSignatureError as CardSignatureError
 from .client import A2AClient as A2AClient, make_transport as make_transport
 from .discovery import (
     DEFAULT_BINDINGS as DEFAULT_BINDINGS,
@@ -66,8 +72,11 @@ __all__ = (
     "AgentCardError",
     "AgentTool",
     "AuthHook",
+    "BearerToken",
     "CallResult",
     "CardCache",
+    "CardKeys",
+    "CardSignatureError",
     "ClientCall",
     "ClientMiddleware",
     "CredentialsAuth",

@@ -9,7 +9,10 @@ request (never to the public card fetch):
   ``apiKeySecurityScheme`` names (the first one listed in ``securityRequirements``, else the
   first declared). Without such a scheme it goes in the ``X-API-Key`` header. Pass an
   :class:`APIKey` to choose the placement yourself.
-* ``bearer_token``: ``Authorization: Bearer <token>`` (HTTP auth or OAuth2/OIDC tokens).
+* ``bearer_token``: ``Authorization: Bearer <token>`` (HTTP auth or OAuth2/OIDC tokens): a
+  string, or a callable (sync or async) returning the token, called for every request, so a
+  short-lived JWT can be refreshed by the caller's own code (docs/trust.md). An exception it
+  raises fails the call (nothing is sent).
 * ``auth``: a hook ``(httpx.Request) -> None | Awaitable[None]`` that edits each request
   (e.g. sets a freshly refreshed OAuth token), or any ``httpx.Auth`` (whose flow may answer
   challenges). It runs after the static credentials, so it can override them.
@@ -26,10 +29,20 @@ import httpx
 
 from a2a_actors.protocol.card import AgentCard
 
-__all__ = ("APIKey", "AuthHook", "CredentialsAuth", "api_key_for_card", "build_auth")
+__all__ = (
+    "APIKey",
+    "AuthHook",
+    "BearerToken",
+    "CredentialsAuth",
+    "api_key_for_card",
+    "build_auth",
+)
 
 #: A caller-supplied hook that adds credentials to a request, sync or async.
 AuthHook = Callable[[httpx.Request], Awaitable[None] | None]
+
+#: A bearer token, or a callable (sync or async) returning the current one.
+BearerToken = str | Callable[[], str | Awaitable[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +86,8 @@ class CredentialsAuth(httpx.Auth):
 
     Args:
         api_key: Placed as described by the :class:`APIKey`.
-        bearer_token: Sent as ``Authorization: Bearer <token>``.
+        bearer_token: Sent as ``Authorization: Bearer <token>``; a callable is called for
+            every request (and awaited when it returns an awaitable).
         hook: A request hook (sync or async) or an ``httpx.Auth`` to run last.
     """
 
@@ -81,24 +95,41 @@ class CredentialsAuth(httpx.Auth):
         self,
         *,
         api_key: APIKey | None = None,
-        bearer_token: str | None = None,
+        bearer_token: BearerToken | None = None,
         hook: AuthHook | httpx.Auth | None = None,
     ) -> None:
         self._api_key = api_key
         self._bearer = bearer_token
         self._hook = hook
 
-    def _apply_static(self, request: httpx.Request) -> None:
+    def _apply_static(self, request: httpx.Request, token: str | None) -> None:
         if self._api_key is not None:
             self._api_key.apply(request)
-        if self._bearer is not None:
-            request.headers["Authorization"] = f"Bearer {self._bearer}"
+        if token is not None:
+            request.headers["Authorization"] = f"Bearer {token}"
+
+    def _sync_token(self) -> str | None:
+        bearer = self._bearer
+        if bearer is None or isinstance(bearer, str):
+            return bearer
+        token = bearer()
+        if inspect.isawaitable(token):
+            if inspect.iscoroutine(token):
+                token.close()
+            raise TypeError("an async bearer token callable needs an httpx.AsyncClient")
+        return _checked(token)
 
     async def async_auth_flow(
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         """Apply the credentials, then the hook (awaited when async) or the inner flow."""
-        self._apply_static(request)
+        bearer = self._bearer
+        if bearer is None or isinstance(bearer, str):
+            token = bearer
+        else:
+            found = bearer()
+            token = _checked(await found if inspect.isawaitable(found) else found)
+        self._apply_static(request, token)
         hook = self._hook
         if isinstance(hook, httpx.Auth):
             flow = hook.async_auth_flow(request)
@@ -118,8 +149,8 @@ class CredentialsAuth(httpx.Auth):
         yield request
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
-        """Synchronous clients: static credentials and sync hooks only."""
-        self._apply_static(request)
+        """Synchronous clients: static credentials and sync hooks/callables only."""
+        self._apply_static(request, self._sync_token())
         hook = self._hook
         if isinstance(hook, httpx.Auth):
             yield from hook.sync_auth_flow(request)
@@ -137,7 +168,7 @@ def build_auth(
     card: AgentCard | None,
     *,
     api_key: str | APIKey | None = None,
-    bearer_token: str | None = None,
+    bearer_token: BearerToken | None = None,
     auth: AuthHook | httpx.Auth | None = None,
 ) -> httpx.Auth | None:
     """The one ``httpx.Auth`` for the given credentials, or ``None`` when there are none."""
@@ -147,3 +178,10 @@ def build_auth(
         return auth
     key = api_key_for_card(card, api_key) if isinstance(api_key, str) else api_key
     return CredentialsAuth(api_key=key, bearer_token=bearer_token, hook=auth)
+
+
+def _checked(token: object) -> str:
+    """A token a callable returned, refused when it cannot be a header value."""
+    if not isinstance(token, str) or not token or any(c in token for c in "\r\n"):
+        raise TypeError("a bearer token callable must return a non-empty one-line str")
+    return token

@@ -21,7 +21,8 @@ import httpx
 from a2a_actors._version import __version__
 from a2a_actors.protocol.card import AgentCard, AgentInterface
 
-from .auth import APIKey, AuthHook, build_auth
+from .auth import APIKey, AuthHook, BearerToken, build_auth
+from .card_verify import CardKeysSource, card_keys
 from .discovery import (
     DEFAULT_CARD_CACHE,
     TASKS_SEND_BINDING,
@@ -65,7 +66,8 @@ class A2AClient(A2AMethods):
             nothing else, and the ``grpc`` extra is installed). ``("GRPC",)`` forces gRPC.
         http_client: An ``httpx.AsyncClient`` to borrow instead of creating one.
         api_key: Sent as the card's apiKey scheme says (:mod:`.auth`).
-        bearer_token: Sent as ``Authorization: Bearer …``.
+        bearer_token: Sent as ``Authorization: Bearer …``: a string, or a callable (sync or
+            async) returning the token, called for every request (to refresh it).
         auth: A request hook or ``httpx.Auth`` for tokens obtained elsewhere.
         extensions: Extension URIs activated on every call (``A2A-Extensions``).
         timeouts: Connect/read/write/stream timeouts (:class:`~.transport.Timeouts`).
@@ -91,7 +93,7 @@ class A2AClient(A2AMethods):
         bindings: tuple[str, ...] | None = None,
         http_client: httpx.AsyncClient | None = None,
         api_key: str | APIKey | None = None,
-        bearer_token: str | None = None,
+        bearer_token: BearerToken | None = None,
         auth: AuthHook | httpx.Auth | None = None,
         extensions: Sequence[str] = (),
         timeouts: Timeouts | None = None,
@@ -144,7 +146,7 @@ class A2AClient(A2AMethods):
         card_cache: CardCache | None = DEFAULT_CARD_CACHE,
         http_client: httpx.AsyncClient | None = None,
         api_key: str | APIKey | None = None,
-        bearer_token: str | None = None,
+        bearer_token: BearerToken | None = None,
         auth: AuthHook | httpx.Auth | None = None,
         extensions: Sequence[str] = (),
         timeouts: Timeouts | None = None,
@@ -152,6 +154,7 @@ class A2AClient(A2AMethods):
         max_resubscribes: int = 3,
         middleware: Sequence[ClientMiddleware] = (),
         registry: Registry | None = None,
+        verify_card: CardKeysSource | None = None,
     ) -> A2AClient:
         """Discover the agent at ``base_url`` and return a client for its best interface.
 
@@ -159,10 +162,16 @@ class A2AClient(A2AMethods):
         interface chosen as :func:`~.discovery.resolve_interface` says; other arguments are
         those of the constructor. With a ``registry``, ``base_url`` may be an agent's
         name instead: the card and URL are then the registry's entry (:mod:`.registry`).
-        A card fetch goes through ``middleware`` as a ``GetAgentCard`` call.
+        A card fetch goes through ``middleware`` as a ``GetAgentCard`` call. With
+        ``verify_card`` (trusted keys: :class:`~.card_verify.CardKeys`, a JWKS object, or a
+        JWKS file or URL) the card must carry a signature one of them verifies
+        (docs/trust.md).
 
         Raises:
             AgentCardError: No usable card.
+            CardSignatureError: ``verify_card`` is given and the card is not signed by
+                one of its keys.
+            ValueError: ``verify_card`` names a file or URL that holds no usable JWKS.
             GRPCUnavailableError: gRPC is chosen (the card offers nothing else, or
                 ``("GRPC",)`` was asked) and the ``grpc`` extra is not installed.
             UnknownAgentError: A name that ``registry`` does not know (close matches said).
@@ -183,6 +192,8 @@ class A2AClient(A2AMethods):
 
                 call = ClientCall("GetAgentCard", base_url, base_url)
                 card = cast(AgentCard, await run_chain(middleware, call, fetch))
+            if verify_card is not None:
+                (await card_keys(verify_card, http=http)).verify(card)
             interface = resolve_interface(card, base_url=base_url.rstrip("/"), bindings=bindings)
         except BaseException:
             if http_client is None:

@@ -11,7 +11,11 @@ whose :meth:`~ClusterMember.supervisor_options` are the Supervisor's keyword arg
   it made, a task it took over) raises
   :class:`~a2a_actors.runtime.environment.WriteLostError`, so the actor stops instead
   of publishing what the store does not hold. A live task nobody holds (released when
-  its node was lost) is taken over by whoever writes it next (a resumption here);
+  its node was lost) is taken over by whoever writes it next (a resumption here). A
+  write of a task that exists, made while NATS is away, is retried until NATS is back
+  (for at most a lease time, after which this node has fenced itself): a running
+  task's handler waits at its next write through a NATS restart instead of failing
+  half-stored; a new task's first write is not retried (the request is answered busy);
 * ``observers``: :class:`EventLogPublisher`, which appends every event the owner
   publishes to the event log, in order, from one task per node (observers must not
   block);
@@ -76,19 +80,31 @@ def default_node_id() -> str:
 
 
 class HeldTaskStore:
-    """The cluster's task store as an actor's ``TaskStore`` (see the module docstring)."""
+    """The cluster's task store as an actor's ``TaskStore`` (see the module docstring).
 
-    def __init__(self, store: NatsTaskStore) -> None:
+    Args:
+        store: The cluster's task store, as this node's holder.
+        patience: Seconds a write of an existing task is retried while NATS is away
+            (a served node's is its lease time: by then it has fenced itself); 0: none.
+        retry_s: Seconds between two tries.
+    """
+
+    def __init__(
+        self, store: NatsTaskStore, *, patience: float = 0.0, retry_s: float = 0.1
+    ) -> None:
         self._store = store
+        self._patience = patience
+        self._retry_s = retry_s
 
     async def save(self, record: StoredTask) -> None:
         """Store ``record`` as this node's.
 
         Raises:
             WriteLostError: Another node's record won; nothing was written.
-            ClusterUnavailableError: NATS did not answer in time.
+            ClusterUnavailableError: NATS did not answer in time: at once for a new
+                task (its creation), after ``patience`` for an existing one.
         """
-        stored = await self._store.commit(record)
+        stored = await self._commit(record)
         if stored is record:
             return
         entry = await self._store.get_entry(record.task.id)
@@ -102,6 +118,22 @@ class HeldTaskStore:
             if stored is record:
                 return
         raise WriteLostError(stored)
+
+    async def _commit(self, record: StoredTask) -> StoredTask:
+        # A retried commit is safe: the same record at the same version replaces itself.
+        task_id = record.task.id
+        deadline = anyio.current_time() + self._patience
+        tries = 0
+        while True:
+            try:
+                return await self._store.commit(record)
+            except ClusterUnavailableError:
+                if not self._store.knows(task_id) or anyio.current_time() >= deadline:
+                    raise
+                if not tries:
+                    logger.warning("task %s: NATS unavailable; retrying its write", task_id)
+            tries += 1
+            await anyio.sleep(self._retry_s)
 
     async def get(self, task_id: str) -> StoredTask | None:
         """As :meth:`NatsTaskStore.get`."""
@@ -290,7 +322,7 @@ class ClusterMember:
     def __init__(self, node: ClusterNode, publisher: EventLogPublisher) -> None:
         self.node = node
         self.publisher = publisher
-        self.store = HeldTaskStore(node.store)
+        self.store = HeldTaskStore(node.store, patience=node.lease_ttl)
         self.remote = NodeRemote(node)
 
     @property

@@ -21,10 +21,13 @@ from .push_configs import (
 )
 from .serve import serve as serve
 from .skills import load_skills as load_skills
+from .trust_options import CardSigningOptions as CardSigningOptions, JWTOptions as JWTOptions
 
 __all__ = (
+    "CardSigningOptions",
     "ClusterOptions",
     "ExtendedCard",
+    "JWTOptions",
     "MemoryPushConfigStore",
     "PushConfigStore",
     "ServedAgent",

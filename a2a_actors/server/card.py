@@ -15,6 +15,9 @@ Capabilities are never configured separately from what is served: ``streaming`` 
 the streaming methods answer, ``pushNotifications`` whether the push-config methods do,
 ``extendedAgentCard`` whether GetExtendedAgentCard is declared, and ``extensions`` is the
 agent's own declaration.
+
+With ``ServerConfig.card_signing`` both cards are signed (:mod:`.card_signing`), once per
+base URL: the signed card is kept, so its bytes and ``ETag`` do not change between requests.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import email.utils
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -44,6 +47,9 @@ from a2a_actors.protocol.errors import (
 )
 
 from .auth import Authenticator
+
+if TYPE_CHECKING:
+    from .card_signing import CardSigner
 from .config import ServerConfig
 from .skills import load_skills
 
@@ -140,6 +146,12 @@ class Cards:
         now = dt.datetime.now(dt.UTC).replace(microsecond=0)
         self._last_modified = email.utils.format_datetime(now, usegmt=True)
         self._rendered: dict[str, RenderedCard] = {}
+        self._signer: CardSigner | None = None
+        self._signed: dict[tuple[str, str], AgentCard] = {}
+        if config.card_signing is not None:
+            from .card_signing import CardSigner  # PyJWT, rfc8785: the "signing" extra
+
+            self._signer = CardSigner(config.card_signing)
 
     @property
     def declared_extensions(self) -> frozenset[str]:
@@ -171,7 +183,7 @@ class Cards:
     def public(self, base: str) -> AgentCard:
         """The public card for base URL ``base``."""
         agent, config = self._agent, self._config
-        return AgentCard(
+        card = AgentCard(
             name=agent.name,
             description=agent.description,
             version=agent.version,
@@ -186,6 +198,18 @@ class Cards:
             security_schemes=self._schemes,
             security_requirements=self._requirements,
         )
+        return self._signed_once("public", base, card)
+
+    def _signed_once(self, kind: str, base: str, card: AgentCard) -> AgentCard:
+        """``card`` as served: signed, once per kind and base URL, when signing is on."""
+        if self._signer is None:
+            return card
+        signed = self._signed.get((kind, base))
+        if signed is None:
+            if len(self._signed) >= _CACHE_LIMIT:
+                self._signed.clear()
+            signed = self._signed[kind, base] = self._signer.sign(card)
+        return signed
 
     def extended(self, base: str) -> AgentCard:
         """The extended card for base URL ``base``.
@@ -200,13 +224,15 @@ class Cards:
         if extra is None:
             raise ExtendedAgentCardNotConfiguredError()
         card = self.public(base)
-        return msgspec.structs.replace(
+        extended = msgspec.structs.replace(
             card,
             supported_interfaces=self.interfaces(base),
             name=extra.name or card.name,
             description=extra.description or card.description,
             skills=(*card.skills, *extra.skills),
+            signatures=(),
         )
+        return self._signed_once("extended", base, extended)
 
     def rendered(self, request_base: str) -> RenderedCard:
         """The encoded public card for a request whose own base URL is ``request_base``."""

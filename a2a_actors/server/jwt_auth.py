@@ -39,30 +39,16 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is part of the dev install
     raise ImportError("JWT bearer auth needs PyJWT: pip install 'a2a-actors[jwt]'") from exc
 
+from a2a_actors.protocol.jose import algorithm_fits_key
+
 from .auth import InvalidTokenError
 from .trust_options import JWTOptions
 
-__all__ = ("JWKSKeys", "JWTValidator", "algorithm_fits_key")
+__all__ = ("JWKSKeys", "JWTValidator")
 
 logger = logging.getLogger("a2a_actors.server.jwt")
 
-#: The key types each algorithm family verifies with.
-_FAMILY_KTY = {"ES": "EC", "RS": "RSA", "PS": "RSA", "Ed": "OKP"}
-_EC_CURVES = {"ES256": "P-256", "ES384": "P-384", "ES512": "P-521"}
 _MAX_JWKS_BYTES = 1 << 20
-
-
-def algorithm_fits_key(alg: str, jwk: Mapping[str, Any]) -> bool:
-    """Whether ``alg`` is meant for a key like ``jwk`` (type, curve, its own ``alg``)."""
-    declared = jwk.get("alg")
-    if declared is not None and declared != alg:
-        return False
-    if _FAMILY_KTY.get(alg[:2]) != jwk.get("kty"):
-        return False
-    curve = _EC_CURVES.get(alg)
-    if curve is not None:
-        return bool(jwk.get("crv") == curve)
-    return alg != "EdDSA" or jwk.get("crv") == "Ed25519"
 
 
 class JWKSKeys:

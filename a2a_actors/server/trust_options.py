@@ -15,25 +15,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ("ASYMMETRIC_ALGORITHMS", "CardSigningOptions", "JWTOptions", "check_key_url")
+from a2a_actors.protocol.jose import ASYMMETRIC_ALGORITHMS
 
-#: Every JWS algorithm a token or a card signature may use: public-key ones only. ``none``
-#: and the HMAC family (``HS256``...) are never accepted: with a public JWKS, an HMAC "key"
-#: is public, so anyone could sign with it.
-ASYMMETRIC_ALGORITHMS = frozenset(
-    {
-        "ES256",
-        "ES384",
-        "ES512",
-        "RS256",
-        "RS384",
-        "RS512",
-        "PS256",
-        "PS384",
-        "PS512",
-        "EdDSA",
-    }
-)
+__all__ = ("CardSigningOptions", "JWTOptions", "check_key_url")
 
 #: The most clock skew a deployment may allow, in seconds.
 MAX_LEEWAY = 300.0
@@ -116,6 +100,7 @@ class JWTOptions:
             raise ValueError("at least one JWT algorithm is required")
         for alg in self.algorithms:
             if alg not in ASYMMETRIC_ALGORITHMS:
+                # none signs nothing; with a public JWKS an HMAC "secret" is public
                 raise ValueError(
                     f"JWT algorithm {alg!r} is refused: only public-key algorithms "
                     f"({', '.join(sorted(ASYMMETRIC_ALGORITHMS))}); never 'none' or HMAC"

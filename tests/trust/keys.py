@@ -120,13 +120,14 @@ def tampered(token: str, **changes: Any) -> str:
     return f"{header}.{b64(json.dumps(claims).encode())}.{signature}"
 
 
-class JWKSServer:
+class JSONServer:
     """A real HTTP/1.1 server on 127.0.0.1 answering every GET with ``document`` (JSON)."""
 
     def __init__(self, document: dict[str, Any]) -> None:
         self.document = document
         self.fetches = 0
         self.url = ""
+        self.base_url = ""
 
     async def answer(self, stream: SocketStream) -> None:
         async with stream:
@@ -145,12 +146,13 @@ class JWKSServer:
 
 
 @asynccontextmanager
-async def jwks_server(document: dict[str, Any]) -> AsyncIterator[JWKSServer]:
+async def json_server(document: dict[str, Any]) -> AsyncIterator[JSONServer]:
     """Serve ``document`` for the block; ``server.url`` is its URL."""
-    server = JWKSServer(document)
+    server = JSONServer(document)
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     server.url = f"http://127.0.0.1:{port}/jwks.json"
+    server.base_url = f"http://127.0.0.1:{port}"
     async with listener, anyio.create_task_group() as tg:
         tg.start_soon(listener.serve, server.answer)
         try:

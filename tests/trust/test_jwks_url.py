@@ -14,7 +14,7 @@ from a2a_actors.server.jwt_auth import JWKSKeys
 from a2a_actors.server.trust_options import JWTOptions
 
 from ..server.helpers import TIMEOUT, served
-from .keys import AUDIENCE, ISSUER, SigningKey, jwks, jwks_server
+from .keys import AUDIENCE, ISSUER, SigningKey, json_server, jwks
 
 pytestmark = pytest.mark.anyio
 
@@ -47,7 +47,7 @@ async def _whoami(http: httpx.AsyncClient, url: str, token: str) -> tuple[int, s
 
 async def test_a_rotated_key_is_picked_up_on_its_first_use() -> None:
     with anyio.fail_after(TIMEOUT * 2):
-        async with jwks_server(jwks(OLD)) as idp:
+        async with json_server(jwks(OLD)) as idp:
             config = ServerConfig(jwt=_options(idp.url, refresh_interval=0))
             async with served(config=config) as url, httpx.AsyncClient() as http:
                 assert idp.fetches == 0  # nothing fetched before a token needs it
@@ -65,7 +65,7 @@ async def test_a_rotated_key_is_picked_up_on_its_first_use() -> None:
 
 async def test_unknown_kids_refetch_at_most_once_per_interval() -> None:
     with anyio.fail_after(TIMEOUT * 2):
-        async with jwks_server(jwks(OLD)) as idp:
+        async with json_server(jwks(OLD)) as idp:
             config = ServerConfig(jwt=_options(idp.url, refresh_interval=3600))
             async with served(config=config) as url, httpx.AsyncClient() as http:
                 assert await _whoami(http, url, OLD.token("alice")) == (200, "alice|")
@@ -88,7 +88,7 @@ async def test_unknown_kids_refetch_at_most_once_per_interval() -> None:
 async def test_refetch_after_the_interval_and_when_too_old() -> None:
     now = [1000.0]
     with anyio.fail_after(TIMEOUT):
-        async with jwks_server(jwks(OLD)) as idp:
+        async with json_server(jwks(OLD)) as idp:
             keys = JWKSKeys(
                 _options(idp.url, refresh_interval=30, max_age=300), clock=lambda: now[0]
             )
@@ -116,7 +116,7 @@ async def test_refetch_after_the_interval_and_when_too_old() -> None:
 async def test_a_failed_fetch_keeps_the_keys_and_is_rate_limited() -> None:
     now = [0.0]
     with anyio.fail_after(TIMEOUT):
-        async with jwks_server(jwks(OLD)) as idp:
+        async with json_server(jwks(OLD)) as idp:
             keys = JWKSKeys(_options(idp.url, refresh_interval=30), clock=lambda: now[0])
             await keys.wait_key(OLD.kid)
             idp.document = {"not": "a jwks"}
