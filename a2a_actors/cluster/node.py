@@ -130,6 +130,12 @@ class ClusterNode:
                 tg.cancel_scope.cancel()
 
     @property
+    def lease_ttl(self) -> float:
+        """The cluster's lease time (its nodes bucket's): a node cut from NATS that long
+        has fenced itself, and the others settle its tasks."""
+        return self._leases.ttl
+
+    @property
     def settled(self) -> int:
         """Tasks this node failed or released for lost nodes since it started."""
         return self._settled

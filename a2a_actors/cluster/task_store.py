@@ -231,6 +231,11 @@ class NatsTaskStore:
                 if known is not None:
                     self._note(*known)
 
+    def knows(self, task_id: str) -> bool:
+        """Whether this store has seen ``task_id`` stored (written or followed it): its
+        next :meth:`commit` is an update of a task that exists, not the task's creation."""
+        return task_id in self._known
+
     async def get(self, task_id: str) -> StoredTask | None:
         """The stored record of ``task_id``, or None (read from JetStream, not the mirror).
 

@@ -36,7 +36,7 @@ START_S = 60.0
 async def handler(ctx: TaskContext) -> None:
     """``tick``: WORKING, then ``tick 0``, ``tick 1``, … every 20 ms until cancelled;
     ``slow-cancel``: WORKING until cancelled, then prints ``cancelling <task id>`` and
-    takes 60 s (shielded) to stop; ``work``: WORKING, 0.2 s, then COMPLETED ``done``;
+    takes 60 s (shielded) to stop; ``work``: WORKING, 0.5 s, then COMPLETED ``done``;
     anything else: WORKING until cancelled."""
     await ctx.start()
     if ctx.text == "tick":
@@ -46,7 +46,7 @@ async def handler(ctx: TaskContext) -> None:
             n += 1
             await anyio.sleep(0.02)
     if ctx.text == "work":
-        await anyio.sleep(0.2)
+        await anyio.sleep(0.5)
         await ctx.complete("done")
         return
     if ctx.text == "slow-cancel":
