@@ -75,7 +75,6 @@ ATTRIBUTES = {
 
 _ACTIVE: Tracing | None = None
 _DECIDED = False
-_TRUE = ("true", "1", "yes")
 
 
 class Tracing:
@@ -156,7 +155,7 @@ def disable() -> None:
 
 
 def _disabled(environ: Mapping[str, str]) -> bool:
-    return environ.get("OTEL_SDK_DISABLED", "").strip().lower() in _TRUE
+    return environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
 
 
 def wanted(environ: Mapping[str, str] = os.environ) -> bool:

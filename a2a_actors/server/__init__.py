@@ -15,6 +15,7 @@ from .config import (
     ServedAgent as ServedAgent,
     ServerConfig as ServerConfig,
 )
+from .metrics_options import MetricsOptions as MetricsOptions
 from .push_configs import (
     MemoryPushConfigStore as MemoryPushConfigStore,
     PushConfigStore as PushConfigStore,
@@ -29,6 +30,7 @@ __all__ = (
     "ExtendedCard",
     "JWTOptions",
     "MemoryPushConfigStore",
+    "MetricsOptions",
     "PushConfigStore",
     "ServedAgent",
     "ServerConfig",

@@ -106,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     message = run.task.status.message
     print(f"\nrequest: {args.topic!r} -> planner")
     text = f": {message.text}" if message is not None and message.text else ""
-    print(f"result:  {state} after {run.seconds:.2f} s{text}\n")
+    print(f"result:  {state} after {run.seconds:.2f} s{text}")
+    print(f"trace:   {run.tree.trace_id}\n")  # the OpenTelemetry trace id, when exported
     print(render_tree(run.tree))
     return 0
