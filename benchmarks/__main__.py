@@ -3,9 +3,10 @@
     python -m benchmarks [--quick] [--out DIR] [--only bench_http,bench_protocol]
                          [--script-args 'bench_http=--rounds 3']
 
-Runs ``bench_protocol.py``, ``bench_inprocess.py``, ``bench_store.py``, ``bench_http.py``
-and ``bench_hops.py`` (each when present) one after the other as subprocesses with
-``--json`` (and ``--quick`` when given), collects their result lines and writes:
+Runs ``bench_protocol.py``, ``bench_inprocess.py``, ``bench_store.py``, ``bench_http.py``,
+``bench_hops.py`` and ``bench_grpc.py`` (each when present) one after the other as
+subprocesses with ``--json`` (and ``--quick`` when given), collects their result lines
+and writes:
 
 * ``DIR/results.json``: date, machine, the scripts' exit statuses and every result (each
   with ``script`` added);
@@ -37,7 +38,14 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-SCRIPTS = ("bench_protocol", "bench_inprocess", "bench_store", "bench_http", "bench_hops")
+SCRIPTS = (
+    "bench_protocol",
+    "bench_inprocess",
+    "bench_store",
+    "bench_http",
+    "bench_hops",
+    "bench_grpc",
+)
 #: Keys that identify a result within its name, in table order.
 IDENTITY = ("setup", "backend", "store", "workload", "concurrency")
 #: Throughput keys, the first present is shown.

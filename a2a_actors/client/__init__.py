@@ -1,6 +1,7 @@
 """The a2a-actors client: speak A2A 1.0 (and 0.3) to any agent, over httpx and anyio.
 
-``A2AClient`` has one typed coroutine per A2A method, over JSON-RPC or HTTP+JSON;
+``A2AClient`` has one typed coroutine per A2A method, over JSON-RPC, HTTP+JSON or gRPC
+(``GRPCTransport`` in ``grpc_transport``, imported only when used: the ``grpc`` extra);
 ``A2AClient.connect(url)`` discovers the card and picks the interface; ``RemoteAgent`` makes
 a remote agent look like a local one (sessions, interrupt, an LLM tool adapter). Agents are
 found by name in a registry (``registry``; docs/registry.md), and every call can go through
@@ -21,6 +22,7 @@ from .discovery import (
     DEFAULT_BINDINGS as DEFAULT_BINDINGS,
     DEFAULT_CARD_CACHE as DEFAULT_CARD_CACHE,
     CardCache as CardCache,
+    auto_bindings as auto_bindings,
     discover as discover,
     parse_card as parse_card,
     resolve_interface as resolve_interface,
@@ -31,6 +33,7 @@ from .errors import (
     AgentCardError as AgentCardError,
     StreamInterruptedError as StreamInterruptedError,
 )
+from .grpc_binding import GRPCUnavailableError as GRPCUnavailableError
 from .jsonrpc_transport import JSONRPCTransport as JSONRPCTransport
 from .legacy_transport import (
     LegacyTransport as LegacyTransport,
@@ -81,6 +84,7 @@ __all__ = (
     "ClientMiddleware",
     "CredentialsAuth",
     "EventStream",
+    "GRPCUnavailableError",
     "JSONRPCTransport",
     "LegacyTransport",
     "RESTTransport",
@@ -98,6 +102,7 @@ __all__ = (
     "Transport",
     "UnknownAgentError",
     "WellKnownRegistry",
+    "auto_bindings",
     "discover",
     "make_transport",
     "open_registry",
