@@ -17,8 +17,9 @@ follow a task left running) goes to stderr: see :mod:`.cli_output` and :mod:`.cl
 
 Exit status: 0 ok; 1 the call failed, printed as ``error: <ErrorClass> (<code>): <message>``
 on stderr (an authentication failure adds a hint about ``--api-key``/``--bearer-token``);
-2 bad input (usage, a malformed URL, an unknown ``--status``); 124 ``send --timeout``
-expired; 130 interrupted (Ctrl-C).
+2 bad input (usage, a malformed URL, an unknown ``--status``, a ``--verify`` JWKS that cannot
+be read); 3 the card is not signed by a key of ``--verify JWKS`` (a file or URL; every command
+takes it; docs/trust.md); 124 ``send --timeout`` expired; 130 interrupted (Ctrl-C).
 
 :func:`add_client_commands` (alias :func:`register`, the hook ``a2a_actors.cli`` calls on each
 module in its ``SUBCOMMANDS``) adds the subcommands to another parser; each sets ``handler``,
@@ -42,6 +43,7 @@ from a2a_actors.protocol.models import StreamResponse, TaskState
 from a2a_actors.protocol.state import TERMINAL_STATES
 
 from .call_arguments import task_state
+from .card_verify import CardSignatureError
 from .cli_output import (
     emit,
     follow,
@@ -131,6 +133,12 @@ def _common() -> argparse.ArgumentParser:
     common.add_argument("--api-key", help="API key, placed as the card's apiKey scheme says")
     common.add_argument("--bearer-token", help="token sent as 'Authorization: Bearer …'")
     common.add_argument(
+        "--verify",
+        metavar="JWKS",
+        help="refuse the agent (exit 3) unless its card is signed by a key of this JWKS "
+        "(a file or URL)",
+    )
+    common.add_argument(
         "--binding",
         type=_binding,
         metavar="jsonrpc|rest|grpc",
@@ -215,6 +223,9 @@ def _runner(command: _Command) -> _Handler:
             note(_describe(exc))
             note(_credentials_hint(args))
             return 1
+        except CardSignatureError as exc:  # before A2AError: its own status
+            note(_describe(exc))
+            return 3
         except A2AError as exc:
             note(_describe(exc))
             return 1
@@ -253,7 +264,11 @@ async def _connect(args: argparse.Namespace) -> A2AClient:
     credentials = {"api_key": args.api_key, "bearer_token": args.bearer_token}
     if not args.url.startswith(_GRPC_SCHEMES):
         bindings = (args.binding,) if args.binding else None
-        return await A2AClient.connect(args.url, bindings=bindings, **credentials)
+        return await A2AClient.connect(
+            args.url, bindings=bindings, verify_card=args.verify, **credentials
+        )
+    if args.verify is not None:
+        raise ValueError(f"{args.url} has no card to verify: --verify needs the agent's URL")
     if args.binding not in (None, GRPC_BINDING):
         raise ValueError(f"{args.url} is a gRPC endpoint: --binding {args.binding} cannot reach it")
     return A2AClient(args.url, binding=GRPC_BINDING, **credentials)
