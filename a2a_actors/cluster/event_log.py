@@ -28,6 +28,10 @@ messages in sequence, each once, and recreates itself from the next sequence whe
 misses heartbeats (after NATS restarts), so the feed has no gap and no duplicate. The feed
 ends after the event that makes the task final (nothing can follow it).
 
+A resumed subscriber (``Last-Event-ID: N``) follows *after* version ``N`` instead: every
+event above ``N``, those already in the snapshot included, when the log still holds the
+first of them (:meth:`EventLog.first_version`).
+
 Retention: the stream's ``max_age`` is a backstop for everything; :meth:`EventLog.forget`
 purges one task's subject when retention deletes the task.
 """
@@ -93,12 +97,20 @@ class TaskFeed:
     """
 
     def __init__(
-        self, snapshot: StoredTask | None, receive: MemoryObjectReceiveStream[LoggedEvent]
+        self,
+        snapshot: StoredTask | None,
+        receive: MemoryObjectReceiveStream[LoggedEvent],
+        after: int | None = None,
     ) -> None:
         self.snapshot = snapshot
         self._receive = receive
-        self._last = snapshot.version if snapshot is not None else 0
-        self._done = snapshot is not None and is_terminal(snapshot.task.status.state)
+        stored = snapshot.version if snapshot is not None else 0
+        self._last = stored if after is None else after
+        self._done = (
+            snapshot is not None
+            and is_terminal(snapshot.task.status.state)
+            and self._last >= stored
+        )
 
     def __aiter__(self) -> TaskFeed:
         return self
@@ -177,7 +189,7 @@ class EventLog:
 
     @asynccontextmanager
     async def follow(
-        self, task_id: str, store: TaskStore, *, buffer: int = 256
+        self, task_id: str, store: TaskStore, *, buffer: int = 256, after: int | None = None
     ) -> AsyncIterator[TaskFeed]:
         """Follow ``task_id``: its snapshot from ``store``, then every later event.
 
@@ -186,6 +198,8 @@ class EventLog:
             store: Where the snapshot is read (the cluster's task store).
             buffer: Events read ahead of the subscriber; beyond it the consumer waits
                 (JetStream flow control), nothing is dropped.
+            after: Yield every event above this version instead (a resumed stream),
+                those the snapshot contains included; check :meth:`first_version` first.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
@@ -203,7 +217,7 @@ class EventLog:
         try:
             snapshot = await store.get(task_id)
             with receive:
-                yield TaskFeed(snapshot, receive)
+                yield TaskFeed(snapshot, receive, after)
         finally:
             await close_subscription(self._conn.client, sub)
             send.close()
@@ -224,6 +238,23 @@ class EventLog:
             return int((last.headers or {}).get(VERSION_HEADER, "0"))
         except ValueError:
             return 0
+
+    async def first_version(self, task_id: str) -> int | None:
+        """The version of the oldest event of ``task_id`` the log still holds (None: none).
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        subject = self._conn.names.events_subject(task_id)
+        with self._conn.bounded(f"read the first event of task {task_id}"):
+            try:
+                first = await self._conn.js.get_msg(self._stream, seq=1, subject=subject, next=True)
+            except NotFoundError:
+                return None
+        try:
+            return int((first.headers or {}).get(VERSION_HEADER, "0"))
+        except ValueError:
+            return None
 
     async def catch_up(self, record: StoredTask) -> bool:
         """Log ``record``'s snapshot as a ``task`` event if the log is behind it.

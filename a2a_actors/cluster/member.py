@@ -259,21 +259,38 @@ class NodeRemote:
         return stored.task if stored is not None else answer
 
     def subscribe(
-        self, record: StoredTask, capacity: int
+        self, record: StoredTask, capacity: int, *, after: int | None = None
     ) -> AbstractAsyncContextManager[Subscription]:
-        """The task's snapshot, then every later event, from the event log."""
-        return self._subscribe(record, capacity)
+        """The task's snapshot, then every later event, from the event log; with
+        ``after``, the events after that version when the log holds them all."""
+        return self._subscribe(record, capacity, after)
+
+    async def _resumable(self, record: StoredTask, after: int | None) -> int | None:
+        """``after`` if the log holds every event after it (as far as the store's
+        version of the task), else None (start with the snapshot)."""
+        if after is None or after > record.version:
+            return None
+        if after == record.version:
+            return after
+        first = await self._node.log.first_version(record.task.id)
+        return after if first is not None and first <= after + 1 else None
 
     @asynccontextmanager
-    async def _subscribe(self, record: StoredTask, capacity: int) -> AsyncIterator[Subscription]:
+    async def _subscribe(
+        self, record: StoredTask, capacity: int, after: int | None
+    ) -> AsyncIterator[Subscription]:
         task_id = record.task.id
         fanout = Fanout(task_id)
+        after = await self._resumable(record, after)
         async with (
-            self._node.log.follow(task_id, self._node.store, buffer=capacity) as feed,
+            self._node.log.follow(task_id, self._node.store, buffer=capacity, after=after) as feed,
             anyio.create_task_group() as tg,
         ):
             start = feed.snapshot if feed.snapshot is not None else record
-            sub = fanout.subscribe(capacity, snapshot=start.task, version=start.version)
+            if after is None:
+                sub = fanout.subscribe(capacity, snapshot=start.task, version=start.version)
+            else:
+                sub = fanout.subscribe(capacity, version=after)
             tg.start_soon(_pump, feed, fanout, start)
             try:
                 yield sub

@@ -29,7 +29,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ("SSEEvent", "SSEParser", "SSEProtocolError", "encode_comment", "encode_event")
+__all__ = (
+    "SSEEvent",
+    "SSEParser",
+    "SSEProtocolError",
+    "encode_comment",
+    "encode_event",
+    "encode_json_event",
+)
 
 _EOL = re.compile(rb"\r\n|\r|\n")
 _STR_EOL = re.compile(r"\r\n|\r|\n")
@@ -104,6 +111,17 @@ def encode_event(
     parts.extend(b"data: " + line + b"\n" for line in _EOL.split(raw))
     parts.append(b"\n")
     return b"".join(parts)
+
+
+def encode_json_event(data: bytes, id: int) -> bytes:
+    """Encode one event whose data is one line (JSON, which never holds a raw CR or LF)
+    with a numeric ``id``: exactly ``encode_event(data, id=str(id))``, on a faster path
+    (the server writes every stream event with it).
+
+    Returns:
+        ``b"id: <id>\ndata: <data>\n\n"``.
+    """
+    return b"id: %d\ndata: %b\n\n" % (id, data)
 
 
 def encode_comment(text: str = "") -> bytes:

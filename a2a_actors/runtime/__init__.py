@@ -29,6 +29,7 @@ from .inprocess import InProcessClient as InProcessClient
 from .interfaces import AgentSpec as AgentSpec, TaskRunner as TaskRunner
 from .mailbox import Mailbox as Mailbox, MailboxStatistics as MailboxStatistics
 from .publication import Publication as Publication
+from .replay import ResumeOptions as ResumeOptions
 from .supervisor import (
     EventObserver as EventObserver,
     Supervisor as Supervisor,
@@ -50,6 +51,7 @@ __all__ = (
     "Mailbox",
     "MailboxStatistics",
     "Publication",
+    "ResumeOptions",
     "SubscriberDropped",
     "Subscription",
     "Supervisor",

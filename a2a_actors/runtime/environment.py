@@ -38,6 +38,7 @@ from ..protocol.requests import SendMessageRequest
 from ..stores.base import StoredTask, TaskStore
 from .admission import Admission
 from .interfaces import TaskRunner
+from .replay import ResumeOptions, SettledHistories
 
 if TYPE_CHECKING:
     from .fanout import Subscription
@@ -108,10 +109,14 @@ class RemoteTasks(Protocol):
         ...
 
     def subscribe(
-        self, record: StoredTask, capacity: int
+        self, record: StoredTask, capacity: int, *, after: int | None = None
     ) -> AbstractAsyncContextManager[Subscription]:
         """The task's events wherever they are produced: its snapshot, then every later
-        event, ending after a terminal or interrupted state as a local subscription."""
+        event, ending after a terminal or interrupted state as a local subscription.
+
+        With ``after`` (a resumed stream's ``Last-Event-ID``), every event newer than
+        version ``after`` instead, without the snapshot, when they are all still held
+        (a terminal task's too); else the snapshot first as without it."""
         ...
 
 
@@ -144,6 +149,8 @@ class ActorEnvironment:
         task_ended: Called once per actor when its task is over (see the contract).
         evict: Awaited by an actor after its task ended (retention), or None.
         remote: Tasks whose actor runs on another node (cluster mode), or None.
+        resume: How much of each streamed task's events is kept for resuming.
+        clock: Monotonic seconds (for how long settled tasks' events are kept).
     """
 
     __slots__ = (
@@ -154,6 +161,8 @@ class ActorEnvironment:
         "mailbox_size",
         "observers",
         "remote",
+        "resume_window",
+        "settled",
         "store",
         "subscriber_buffer",
         "supervisor",
@@ -173,7 +182,16 @@ class ActorEnvironment:
         task_ended: Callable[[EndedTask, bool], None] = _no_end,
         evict: Callable[[], Awaitable[object]] | None = None,
         remote: RemoteTasks | None = None,
+        resume: ResumeOptions | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
+        resume = resume if resume is not None else ResumeOptions()
+        #: Events kept per streamed running task for resuming (0: none).
+        self.resume_window = resume.window
+        #: The kept events of settled tasks.
+        self.settled = (
+            SettledHistories(resume) if clock is None else SettledHistories(resume, clock=clock)
+        )
         self.store = store
         self.admission = admission
         self.supervisor = supervisor

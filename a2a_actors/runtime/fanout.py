@@ -18,7 +18,13 @@ event, no gap, no duplicate" hold however events race a subscription:
   it, and only then advances its published snapshot);
 * a *resync* subscription (used when a client resumes a task through a stream) starts
   without a snapshot; the first event published after it was made is replaced by the
-  snapshot current at that moment, and events that snapshot already contains are skipped.
+  snapshot current at that moment, and events that snapshot already contains are skipped;
+* a *replay* subscription (a cut stream resumed with ``Last-Event-ID``) starts with the
+  recorded events after the version its client last saw, then goes on with newer ones.
+  Like the stream it resumes, it ends after the first event that settles the task.
+
+A fanout may hold an :class:`~a2a_actors.runtime.replay.EventHistory`: every event it
+publishes is recorded there first, whether or not anyone subscribes at that moment.
 
 Backpressure never reaches the actor: when a buffer is full at publish time, that
 subscriber is dropped. It is detached at once (other subscribers and the actor carry on)
@@ -36,8 +42,9 @@ from collections import deque
 import anyio
 
 from ..protocol.models import StreamResponse, Task
+from .replay import EventHistory, Recorded
 
-__all__ = ("Fanout", "FanoutStatistics", "SubscriberDropped", "Subscription")
+__all__ = ("Fanout", "FanoutStatistics", "SubscriberDropped", "Subscription", "replayed")
 
 _OPEN, _DONE, _DROPPED, _CLOSED = 0, 1, 2, 3
 
@@ -95,6 +102,7 @@ class Subscription:
         version: int,
         resync: bool,
         snapshot: Task | None = None,
+        replay: list[Recorded] | None = None,
     ) -> None:
         self.task_id = fanout.task_id
         self._fanout: Fanout | None = fanout
@@ -106,6 +114,8 @@ class Subscription:
         if snapshot is not None:
             self._buffer.append((version, StreamResponse(task=snapshot)))
             version = 0
+        elif replay:
+            self._buffer.extend((item[0], item[1]) for item in replay)
         self.version = version
 
     def __aiter__(self) -> Subscription:
@@ -195,12 +205,14 @@ class Subscription:
 class Fanout:
     """The subscribers of one task (see the module docstring)."""
 
-    __slots__ = ("_subscribers", "dropped", "task_id")
+    __slots__ = ("_subscribers", "dropped", "history", "task_id")
 
-    def __init__(self, task_id: str) -> None:
+    def __init__(self, task_id: str, history: EventHistory | None = None) -> None:
         self.task_id = task_id
         self._subscribers: list[Subscription] = []
         self.dropped = 0
+        #: Where every published event is recorded (for resuming), or None.
+        self.history = history
 
     def __len__(self) -> int:
         return len(self._subscribers)
@@ -212,6 +224,7 @@ class Fanout:
         snapshot: Task | None = None,
         version: int = 0,
         resync: bool = False,
+        replay: list[Recorded] | None = None,
     ) -> Subscription:
         """Add a subscriber with a buffer of ``capacity`` events (at least 1).
 
@@ -219,13 +232,30 @@ class Fanout:
           first, then every published event newer than ``version`` (the snapshot's).
         * ``resync``: the first event published from now on is replaced by the snapshot
           current at that moment; then every newer event.
-        * neither: every published event newer than ``version`` (a task's creator, whose
+        * ``replay`` given: the recorded events after ``version`` (every one of them,
+          oldest first), then every newer published event; if one of them settles the
+          task, the subscription ends after it, as the stream it resumes did.
+        * none: every published event newer than ``version`` (a task's creator, whose
           first event is the Task itself).
         """
+        ends = False
+        if replay:
+            for i, item in enumerate(replay):
+                if item[2]:
+                    replay, ends = replay[: i + 1], True
+                    break
         sub = Subscription(
-            self, max(capacity, 1), version=version, resync=resync, snapshot=snapshot
+            self,
+            max(capacity, 1),
+            version=version,
+            resync=resync,
+            snapshot=snapshot,
+            replay=replay,
         )
-        self._subscribers.append(sub)
+        if ends:
+            sub.finish(dropped=False)
+        else:
+            self._subscribers.append(sub)
         return sub
 
     def publish(
@@ -246,6 +276,9 @@ class Fanout:
         Returns:
             How many subscribers were dropped because their buffer was full.
         """
+        history = self.history
+        if history is not None:
+            history.events.append((version, event, final))
         subscribers = self._subscribers
         if not subscribers:
             return 0
@@ -274,3 +307,19 @@ class Fanout:
         """Forget ``sub`` (called by :meth:`Subscription.close`)."""
         if sub in self._subscribers:
             self._subscribers.remove(sub)
+
+
+def replayed(
+    task_id: str,
+    version: int,
+    *,
+    replay: list[Recorded] | None = None,
+    snapshot: Task | None = None,
+) -> Subscription:
+    """A subscription of a task nothing will publish to any more (it has ended): the
+    ``replay`` events after ``version`` (up to the first that settles the task), or the
+    ``snapshot`` at ``version``, or nothing; then the end."""
+    fanout = Fanout(task_id)
+    sub = fanout.subscribe(1, snapshot=snapshot, version=version, replay=replay)
+    fanout.end_all()
+    return sub

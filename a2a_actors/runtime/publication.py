@@ -32,6 +32,11 @@ Ending: once the final state is published, or the task is discarded, the publica
 exactly once: every subscription ends, every waiter wakes and the environment's
 ``task_ended`` is told.
 
+Resuming (:mod:`~a2a_actors.runtime.replay`): the fanout of a streamed task records its
+events; when an event settles the task (every subscription then ends), that history is
+handed to the environment's ``settled`` histories and the fanout is let go, so a parked
+task holds neither. :meth:`Publication.resume` replays what a cut stream missed.
+
 Only the actor's own task changes the task (``emit_*``, ``reply``, ``update_metadata``,
 ``terminate``, ``flush``); any task reads, subscribes and waits.
 """
@@ -50,6 +55,7 @@ from ..protocol.state import SETTLED_STATES, TERMINAL_STATES
 from ..stores.base import StoredTask
 from .environment import WriteLostError
 from .fanout import Fanout, FanoutStatistics, Subscription
+from .replay import EventHistory
 
 if TYPE_CHECKING:
     from ..protocol.state import TaskMachine
@@ -155,7 +161,7 @@ class Publication:
         """
         fanout = self._fanout
         if fanout is None:
-            fanout = self._fanout = Fanout(self.machine.task_id)
+            fanout = self._open_fanout(mode != "all")
         capacity = self.env.subscriber_buffer
         if mode == "snapshot":
             assert self._published is not None
@@ -163,6 +169,48 @@ class Publication:
                 capacity, snapshot=self._published, version=self._published_version
             )
         return fanout.subscribe(capacity, resync=mode == "resync")
+
+    def resume(self, after: int) -> Subscription | None:
+        """A subscription that yields every event newer than version ``after`` (no
+        snapshot), then every later event, ending like the stream it resumes (after the
+        first event that settles the task); None when those events are not all retained
+        (see :mod:`~a2a_actors.runtime.replay`) or ``after`` is newer than the task."""
+        published = self._published_version
+        if self._published is None or after > published:
+            return None
+        fanout = self._fanout
+        if fanout is None:
+            fanout = self._open_fanout(True)
+        if after == published:
+            replay: list[tuple[int, StreamResponse, bool]] | None = []
+        else:
+            history = fanout.history
+            replay = history.after(after) if history is not None else None
+            if replay is None:
+                return None
+        return fanout.subscribe(self.env.subscriber_buffer, version=after, replay=replay)
+
+    def _open_fanout(self, visible: bool) -> Fanout:
+        """The task's fanout, recording into the history it had when it last settled (if
+        nothing changed since) or a new one; ``visible`` false: a new task's first."""
+        env = self.env
+        history: EventHistory | None = None
+        if env.resume_window:
+            version = self._published_version
+            if visible:
+                history = env.settled.take(self.machine.task_id, version)
+            if history is None:
+                history = EventHistory(env.resume_window, version)
+        fanout = self._fanout = Fanout(self.machine.task_id, history)
+        return fanout
+
+    def _park(self, fanout: Fanout, version: int) -> None:
+        """An event settled the task and ended every subscription: keep its history
+        with the environment and let the fanout go (a parked task holds neither)."""
+        self._fanout = None
+        history = fanout.history
+        if history is not None:
+            self.env.settled.keep(self.machine.task_id, history, version)
 
     async def wait_settled(self, after_version: int = 0) -> None:
         """Wait until a snapshot newer than ``after_version`` is published in a settled
@@ -399,6 +447,7 @@ class Publication:
             env = self.env
             fanout = self._fanout
             observed = bool(env.observers)
+            final = False
             for event_version, event, final in pending:
                 if fanout is not None:
                     env.dropped_subscribers += fanout.publish(
@@ -419,6 +468,8 @@ class Publication:
                         version=event_version,
                     )
             self._pending = None
+            if final and fanout is not None:
+                self._park(fanout, version)
         if snapshot.status.state in TERMINAL_STATES:
             self.end()
         else:

@@ -8,6 +8,13 @@ Leaving the context closes the subscription, never the task. Routing of the mess
 the supervisor's (see :mod:`~a2a_actors.runtime.supervisor`); the tasks and their
 ownership are the roster's (:mod:`~a2a_actors.runtime.roster`). The supervisor holds a
 :class:`TaskStreams` as a field and documents the two requests.
+
+A subscription ``after`` a version (a cut stream resumed with ``Last-Event-ID``) is
+served, in order, from: the live actor's recorded events; in cluster mode, the cluster's
+event log; for a task that ended here, its settled events
+(:mod:`~a2a_actors.runtime.replay`). When none of them holds every event after that
+version, it starts with the snapshot like any subscription; a task that is already
+terminal then yields its final snapshot and ends, instead of the -32004 refusal.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from ..protocol.errors import UnsupportedOperationError
 from ..protocol.models import Task
 from ..protocol.requests import SendMessageConfiguration, SendMessageRequest
 from ..protocol.state import is_terminal
-from .fanout import Subscription
+from .fanout import Subscription, replayed
 from .interfaces import AgentSpec
 from .roster import TaskRoster
 
@@ -108,33 +115,55 @@ class TaskStreams:
             sub.close()
 
     def subscribe(
-        self, task_id: str, *, caller: str | None = None
+        self, task_id: str, *, caller: str | None = None, after: int | None = None
     ) -> AbstractAsyncContextManager[Subscription]:
         """SubscribeToTask (see :meth:`Supervisor.subscribe`)."""
-        return self._subscribe(task_id, caller)
+        return self._subscribe(task_id, caller, after)
 
     @asynccontextmanager
-    async def _subscribe(self, task_id: str, caller: str | None) -> AsyncIterator[Subscription]:
+    async def _subscribe(
+        self, task_id: str, caller: str | None, after: int | None
+    ) -> AsyncIterator[Subscription]:
         roster = self.roster
+        remote = roster.env.remote
         actor = roster.visible(task_id, caller)
-        if actor is None:
+        sub: Subscription | None = None
+        if actor is not None:
+            publication = actor.publication
+            if after is not None:
+                sub = publication.resume(after)
+            if sub is None and (after is None or remote is None):
+                sub = publication.subscribe("snapshot")
+        if sub is None:
             record = await roster.stored(task_id, caller)
             state = record.task.status.state
-            if is_terminal(state):
+            if is_terminal(state) and after is None:
                 raise UnsupportedOperationError(
                     f"Task {task_id} is in terminal state: {state.value}",
                     metadata={"taskId": task_id},
                 )
-            remote = roster.env.remote
             if remote is not None:  # runs on another node, or was settled by one
-                async with remote.subscribe(record, roster.env.subscriber_buffer) as events:
+                capacity = roster.env.subscriber_buffer
+                async with remote.subscribe(record, capacity, after=after) as events:
                     yield events
                 return
-            raise UnsupportedOperationError(
-                f"Task {task_id} is not running on this server", metadata={"taskId": task_id}
-            )
-        sub = actor.publication.subscribe("snapshot")
+            if after is None or not is_terminal(state):
+                raise UnsupportedOperationError(
+                    f"Task {task_id} is not running on this server", metadata={"taskId": task_id}
+                )
+            sub = self._ended(record.task, record.version, after)
         try:
             yield sub
         finally:
             sub.close()
+
+    def _ended(self, task: Task, version: int, after: int) -> Subscription:
+        """A resumed subscription of a task that ended here: the events it missed, if the
+        supervisor still holds them, else the final snapshot; then the end."""
+        if after == version:
+            return replayed(task.id, after, replay=[])
+        history = self.roster.env.settled.get(task.id, version)
+        replay = history.after(after) if history is not None and after < version else None
+        if replay is None:
+            return replayed(task.id, version, snapshot=task)
+        return replayed(task.id, after, replay=replay)

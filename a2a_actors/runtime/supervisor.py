@@ -77,6 +77,7 @@ from .environment import ActorEnvironment, EventObserver, RemoteTasks
 from .fanout import Subscription
 from .interfaces import AgentSpec, SupervisorStatistics
 from .queries import TaskQueries
+from .replay import ResumeOptions
 from .retention import Retention
 from .roster import TaskRoster
 from .spawning import actor_nursery
@@ -110,6 +111,8 @@ class Supervisor:
             recording them CANCELED.
         remote: Tasks whose actors run on other nodes (cluster mode: cancel, input and
             subscriptions for them are forwarded); None for a single process.
+        resume: How many of a streamed task's events are kept, and for how long after it
+            settles, so that a cut stream can resume (``subscribe(..., after=)``).
 
     Raises:
         TypeError: ``agent`` is not an agent.
@@ -133,6 +136,7 @@ class Supervisor:
         clock: Callable[[], float] = time.monotonic,
         keep_interrupted: bool = False,
         remote: RemoteTasks | None = None,
+        resume: ResumeOptions | None = None,
     ) -> None:
         if mailbox_size < 1 or subscriber_buffer < 1:
             raise ValueError("mailbox_size and subscriber_buffer must be at least 1")
@@ -148,6 +152,8 @@ class Supervisor:
             keep_interrupted=keep_interrupted,
             evict=self.evict if self._retention.enabled else None,
             remote=remote,
+            resume=resume,
+            clock=clock,
         )
         self._roster = TaskRoster(
             self._env, agent=as_agent(agent), retention=self._retention, id_factory=id_factory
@@ -379,19 +385,29 @@ class Supervisor:
         )
 
     def subscribe(
-        self, task_id: str, *, caller: str | None = None
+        self, task_id: str, *, caller: str | None = None, after: int | None = None
     ) -> AbstractAsyncContextManager[Subscription]:
         """SubscribeToTask: the current Task snapshot, then every later event.
 
         The stream ends after the next terminal or interrupted state (an interrupted
         snapshot does not end it). Leaving the context early affects no other subscriber.
+        Every item's task version is the subscription's ``version`` once it is yielded.
+
+        With ``after`` (the version of the last event a cut stream delivered), the stream
+        resumes instead: every event newer than ``after``, no snapshot, no gap, no
+        duplicate, ending after the first that settles the task (as the cut stream
+        would have), when those events are still held (see
+        :mod:`~a2a_actors.runtime.replay`); otherwise the snapshot first, as without it.
+        A terminal task is then no refusal: its missed events, or its final snapshot,
+        then the end.
 
         Raises:
             TaskNotFoundError: From ``__aenter__``: unknown, or not the caller's.
-            UnsupportedOperationError: From ``__aenter__``: the task is terminal.
+            UnsupportedOperationError: From ``__aenter__``: the task is terminal (without
+                ``after``).
             SubscriberDropped: From the iterator, if its consumer falls too far behind.
         """
-        return self._streams.subscribe(task_id, caller=caller)
+        return self._streams.subscribe(task_id, caller=caller, after=after)
 
     async def get_task(
         self, task_id: str, *, history_length: int | None = None, caller: str | None = None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from a2a_actors.protocol.card import AgentProvider, AgentSkill
 from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.runtime.replay import ResumeOptions
 
 from .inspector.options import InspectorOptions
 from .metrics_options import MetricsOptions
@@ -170,6 +171,9 @@ class ServerConfig:
             docs/observability.md); None: off, at no cost.
         inspect: Serve the inspector page at ``/inspect`` (:class:`InspectorOptions`,
             docs/observability.md, "Inspector"); None: no page and no event feed.
+        resume: How much of each streamed task's events is kept so that a cut stream
+            resumes with ``Last-Event-ID`` (:class:`~a2a_actors.runtime.ResumeOptions`,
+            docs/server.md "Resuming a stream").
     """
 
     public_url: str | None = None
@@ -215,6 +219,7 @@ class ServerConfig:
     card_signing: CardSigningOptions | None = None
     metrics: MetricsOptions | None = None
     inspect: InspectorOptions | None = None
+    resume: ResumeOptions = ResumeOptions()
 
     def __post_init__(self) -> None:
         if self.jwt is not None and self.bearer_tokens:

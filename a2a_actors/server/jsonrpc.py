@@ -14,7 +14,7 @@ same 1.0 calls and answered in the 0.3 form (:data:`V0_3`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from a2a_actors.protocol import jsonrpc, legacy_v0_3
@@ -36,7 +36,7 @@ from .checks import (
 from .methods import CallContext, Methods
 from .responses import Answer, Encoding, as_a2a_error, error_answer, jsonrpc_status
 from .service import A2AService
-from .sse import StreamCall, StreamFactory
+from .sse import LAST_EVENT_ID, StreamCall, StreamFactory, resume_point
 
 __all__ = (
     "STREAMING",
@@ -143,6 +143,14 @@ class Admitted:
         streaming = STREAMING.get(call.method.name)
         if streaming is None:
             return run_unary(service, call, ctx, decoded.encoding)
+        if call.method.name == "SubscribeToTask":  # a cut stream resumes with Last-Event-ID
+            try:
+                after = resume_point(self.headers.get(LAST_EVENT_ID))
+            except A2AError as exc:
+                headers = service.response_headers(ctx)
+                return error_answer(decoded.encoding, call.id, exc, headers=headers)
+            if after is not None:
+                ctx = replace(ctx, after=after)
         return StreamCall(
             streaming(service.methods, call.params, ctx),
             decoded.encoding,

@@ -64,6 +64,8 @@ class CallContext:
         base_url: The request's own base URL (for card interface URLs).
         headers: Transport headers handed to the agent (``ctx.headers``): the W3C trace
             context (``traceparent``, ``tracestate``), lower-case names.
+        after: SubscribeToTask resumes after this task version (the request's
+            ``Last-Event-ID``, see :func:`~.sse.resume_point`); None: from a snapshot.
         binding: The binding the call came by (``jsonrpc``, ``rest``, ``grpc``): a label
             of the request metrics (docs/observability.md).
     """
@@ -73,6 +75,7 @@ class CallContext:
     extensions: frozenset[str] = field(default_factory=frozenset)
     base_url: str = "http://localhost"
     headers: Mapping[str, str] = field(default_factory=dict)
+    after: int | None = None
     binding: str = "jsonrpc"
 
 
@@ -112,6 +115,11 @@ class _ForgetOnMessage:
     def ready(self) -> bool:
         """As :meth:`Subscription.ready` (the forgetting itself does not wait long)."""
         return self._events.ready()
+
+    @property
+    def version(self) -> int:
+        """As :attr:`Subscription.version` (the SSE ``id:`` of the last event)."""
+        return self._events.version
 
     async def __anext__(self) -> StreamResponse:
         event = await self._events.__anext__()
@@ -286,9 +294,12 @@ class Methods:
     async def subscribe(
         self, request: SubscribeToTaskRequest, ctx: CallContext
     ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
-        """SubscribeToTask: the Task snapshot, then every later event."""
+        """SubscribeToTask: the Task snapshot, then every later event; resumed after
+        ``ctx.after`` when set (see :meth:`Supervisor.subscribe`)."""
         self._check_streaming()
-        async with self.supervisor.subscribe(request.id, caller=ctx.caller) as events:
+        async with self.supervisor.subscribe(
+            request.id, caller=ctx.caller, after=ctx.after
+        ) as events:
             yield events
 
     async def create_push_config(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import msgspec
@@ -68,7 +68,7 @@ from .checks import (
 from .methods import CallContext, Methods
 from .responses import REST, Answer, as_a2a_error, rest_error_answer
 from .service import A2AService
-from .sse import StreamCall, StreamFactory
+from .sse import LAST_EVENT_ID, StreamCall, StreamFactory, resume_point
 
 __all__ = ("ROUTES", "admit")
 
@@ -331,7 +331,12 @@ class _RestCall:
                 raise version_error(version)
             inputs = _Inputs(self.path, self.query, body, self.tenant)
             if self.streaming is not None:
-                factory = self.streaming(self.service.methods, inputs, self.ctx)
+                ctx = self.ctx
+                if self.streaming is _subscribe:  # a cut stream resumes with Last-Event-ID
+                    after = resume_point(self.headers.get(LAST_EVENT_ID))
+                    if after is not None:
+                        ctx = replace(ctx, after=after)
+                factory = self.streaming(self.service.methods, inputs, ctx)
                 return StreamCall(factory, REST, None, headers)
         except Exception as exc:
             return rest_error_answer(as_a2a_error(exc), headers=headers)

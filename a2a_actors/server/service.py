@@ -181,6 +181,7 @@ class A2AService:
 
     def _supervisor_kwargs(self) -> dict[str, Any]:
         options: dict[str, Any] = dict(self.config.supervisor_options)
+        options.setdefault("resume", self.config.resume)
         cluster = self._cluster_options
         if cluster:
             options.update(

@@ -19,6 +19,12 @@ Invariants:
   with its own work (Hypercorn restarts the keep-alive timer) in the caller's task.
 * While the hub accepts no streams (before start-up, after :meth:`StreamHub.close`), a
   stream is refused with ``ServerBusyError``.
+* Every event of a task carries ``id:``, the task version the event produced (strictly
+  increasing within a task, shared by every stream of it; the version of the snapshot
+  for a ``task`` event), when the runtime stream tells it (its ``version`` after each
+  event). ``error`` events and pings carry none. A client resumes a cut stream by sending
+  the last id it received as ``Last-Event-ID`` with SubscribeToTask
+  (:func:`resume_point`, docs/server.md "Resuming a stream").
 
 On cancel (shutdown, the client gone), the runtime stream is left before the cancellation
 propagates; the answer is cut short and the server closes the connection.
@@ -31,16 +37,16 @@ import math
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeGuard
 
 import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from a2a_actors.protocol.errors import A2AError, ServerBusyError
+from a2a_actors.protocol.errors import A2AError, InvalidParamsError, ServerBusyError
 from a2a_actors.protocol.jsonrpc import RequestId
 from a2a_actors.protocol.models import StreamResponse
-from a2a_actors.protocol.sse import encode_comment, encode_event
+from a2a_actors.protocol.sse import encode_comment, encode_event, encode_json_event
 
 from .later import Later
 from .responses import (
@@ -55,7 +61,15 @@ from .responses import (
     send_answer,
 )
 
-__all__ = ("SSE_HEADERS", "WATCH_AFTER", "StreamCall", "StreamFactory", "StreamHub")
+__all__ = (
+    "LAST_EVENT_ID",
+    "SSE_HEADERS",
+    "WATCH_AFTER",
+    "StreamCall",
+    "StreamFactory",
+    "StreamHub",
+    "resume_point",
+)
 
 #: Headers of every SSE response (besides the content type).
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
@@ -71,6 +85,39 @@ _SSE_HEADERS = [
     *((name.lower().encode(), value.encode()) for name, value in SSE_HEADERS.items()),
 ]
 _PING = encode_comment("ping")
+
+#: The request header that resumes a cut stream (SubscribeToTask), as EventSource sends it.
+LAST_EVENT_ID = "Last-Event-ID"
+_MAX_ID_DIGITS = 18
+
+
+def resume_point(value: str | None) -> int | None:
+    """The task version a ``Last-Event-ID`` header value names (None: absent or empty).
+
+    Raises:
+        InvalidParamsError: The value is not an id this server sends (a task version: a
+            non-negative decimal integer of at most 18 digits); nothing is subscribed.
+    """
+    if value is None or not (text := value.strip()):
+        return None
+    if not (text.isascii() and text.isdigit() and len(text) <= _MAX_ID_DIGITS):
+        raise InvalidParamsError(
+            "Last-Event-ID must be the id of an event of this task's stream (a task "
+            f"version: a decimal integer), not {text[:32]!r}",
+            field=LAST_EVENT_ID,
+        )
+    return int(text)
+
+
+class _Versioned(Protocol):
+    @property
+    def version(self) -> int:
+        """The task version of the event the stream returned last."""
+        ...
+
+
+def _versioned(events: object) -> TypeGuard[_Versioned]:
+    return hasattr(events, "version")
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +268,7 @@ class _Watch:
 class _Stream:
     """One SSE answer: the runtime stream's events, chunked, with pings."""
 
-    __slots__ = ("_call", "_encoding", "_id", "_ping", "_send", "_watch")
+    __slots__ = ("_call", "_encoding", "_id", "_ping", "_send", "_versions", "_watch")
 
     def __init__(self, call: StreamCall, send: Send, watch: _Watch, ping: float | None) -> None:
         self._call = call
@@ -230,9 +277,14 @@ class _Stream:
         self._send = send
         self._watch = watch
         self._ping = ping
+        self._versions: _Versioned | None = None
 
     def _chunk(self, event: StreamResponse) -> bytes:
-        return encode_event(self._encoding.result(self._id, event))
+        data = self._encoding.result(self._id, event)
+        versions = self._versions
+        if versions is None:
+            return encode_event(data)
+        return encode_json_event(data, versions.version)  # the event just returned
 
     async def run(self) -> None:
         send = self._send
@@ -241,6 +293,8 @@ class _Stream:
         try:
             async with self._call.open() as events:
                 iterator = aiter(events)
+                if _versioned(iterator):
+                    self._versions = iterator
                 ready: Callable[[], bool] | None = getattr(iterator, "ready", None)
                 pending: Callable[[], StreamResponse | None] | None = getattr(
                     iterator, "next_nowait", None

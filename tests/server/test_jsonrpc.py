@@ -238,12 +238,12 @@ async def test_closing_one_subscriber_leaves_the_other() -> None:
                 http.stream("POST", "/", content=body, headers=JSON_HEADERS) as keep,
                 sse_lines(keep) as kept,
             ):
-                assert (await anext(kept)).startswith("data: ")
+                assert (await anext(kept)).startswith("id: ")
                 async with (
                     http.stream("POST", "/", content=body, headers=JSON_HEADERS) as other,
                     sse_lines(other) as lines,
                 ):
-                    assert (await anext(lines)).startswith("data: ")
+                    assert (await anext(lines)).startswith("id: ")
                 # the second subscriber hung up; the first one still gets everything
                 follow_up = envelope("SendMessage", send_params("Lin", task_id=task["id"]))
                 done = (await http.post("/", content=follow_up, headers=JSON_HEADERS)).json()
@@ -281,7 +281,7 @@ async def test_ping_comment_on_idle_stream() -> None:
                 await rpc_result(client, "CancelTask", {"id": task["id"]})
                 while chunk := await connection.receive():
                     received += chunk
-            assert received.startswith(b"data: ")
+            assert received.startswith(b"id: ")
             last = sse_data(received)[-1]["result"]["statusUpdate"]
             assert last["status"]["state"] == "TASK_STATE_CANCELED"
 

@@ -63,6 +63,7 @@ async def test_shutdown_ends_open_streams_and_running_tasks() -> None:
                     http.stream("POST", "/", content=body, headers=JSON_HEADERS) as response,
                     sse_lines(response) as lines,
                 ):
+                    assert (await anext(lines)).startswith("id: ")
                     first = json.loads((await anext(lines)).removeprefix("data: "))
                     task_id = first["result"]["task"]["id"]
                     tg.cancel_scope.cancel()  # stop the server while the stream is open

@@ -1,0 +1,178 @@
+"""Recent events of tasks, kept so that a cut stream can resume where it was.
+
+Theory of operation
+-------------------
+Every event of a task stream carries the task version it produced (the SSE ``id:``). A
+client whose stream was cut asks again with ``Last-Event-ID: N`` and should get exactly the
+events after version ``N``. They can be replayed only while they are still held, so each
+task keeps a short :class:`EventHistory`:
+
+* **while the task runs** and has (or had) a subscriber, its fanout records every event it
+  publishes in the history: the last :attr:`ResumeOptions.window` events, no more. A task
+  nobody streams holds no history at all (a blocking SendMessage costs nothing here).
+* **when the task settles** (terminal, or waiting for input) the history leaves the task
+  for the supervisor's :class:`SettledHistories`, which keeps it for
+  :attr:`ResumeOptions.keep_for` seconds and holds at most
+  :attr:`ResumeOptions.max_settled_events` events in all, oldest dropped first. So a parked
+  task holds nothing of it, and the memory of all the histories is bounded whatever the
+  number of parked tasks. When the task runs again and is streamed, its history comes back
+  to it if nothing happened in between (it then still ends at the task's version).
+
+A history *covers* version ``N`` when it holds every event newer than ``N`` (:meth:`
+EventHistory.after`): it was started at or before ``N``, and no event newer than ``N`` has
+been pushed out of its window. Resuming from ``N`` the task's current version needs nothing
+at all. Anything else is not retained, and the stream starts with a snapshot as usual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import deque
+from collections.abc import Callable
+
+from ..protocol.models import StreamResponse
+
+__all__ = ("EventHistory", "Recorded", "ResumeOptions", "SettledHistories")
+
+#: A recorded event: the version it produced, the event, whether it ended the stream.
+Recorded = tuple[int, StreamResponse, bool]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ResumeOptions:
+    """How much of each task's stream is kept for resuming (``Last-Event-ID``).
+
+    Attributes:
+        window: Events kept per streamed task while it runs (0: none; every resumed
+            stream then starts with a snapshot).
+        keep_for: Seconds a task's last events are kept after it settles (terminal or
+            waiting for input).
+        max_settled_events: Events kept, in all, for the settled tasks (oldest out first).
+
+    Raises:
+        ValueError: A negative size or duration.
+    """
+
+    window: int = 64
+    keep_for: float = 30.0
+    max_settled_events: int = 10_000
+
+    def __post_init__(self) -> None:
+        if self.window < 0 or self.keep_for < 0 or self.max_settled_events < 0:
+            raise ValueError("resume window, keep_for and max_settled_events must be >= 0")
+
+
+class EventHistory:
+    """The last events of one task, in version order (see the module docstring).
+
+    Args:
+        window: How many events it holds at most.
+        start: The version from which on every event is recorded.
+
+    Attributes:
+        events: The recorded events; the fanout appends to it directly (the hot path).
+    """
+
+    __slots__ = ("events", "start")
+
+    def __init__(self, window: int, start: int) -> None:
+        self.events: deque[Recorded] = deque(maxlen=window)
+        self.start = start
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def after(self, version: int) -> list[Recorded] | None:
+        """Every recorded event newer than ``version``, oldest first; ``None`` when some
+        of them may be missing (``version`` is older than the history covers)."""
+        events = self.events
+        # Full: events may have been pushed out, the oldest kept one is then the floor.
+        floor = events[0][0] - 1 if len(events) == events.maxlen else self.start
+        if version < floor:
+            return None
+        return [item for item in events if item[0] > version]
+
+
+@dataclasses.dataclass(slots=True)
+class _Entry:
+    deadline: float
+    version: int
+    history: EventHistory
+
+
+class SettledHistories:
+    """Histories of settled tasks, kept for a while (see the module docstring).
+
+    One per supervisor; used from the actors' tasks only (no locks). Expired entries are
+    dropped whenever one is added or looked up; nothing runs on a timer.
+
+    Args:
+        options: The sizes and the time kept.
+        clock: Monotonic seconds (inject one in tests).
+    """
+
+    __slots__ = ("_clock", "_entries", "_events", "_keep_for", "_max_events")
+
+    def __init__(
+        self, options: ResumeOptions, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._keep_for = options.keep_for
+        self._max_events = options.max_settled_events
+        self._clock = clock
+        self._entries: dict[str, _Entry] = {}  # oldest first
+        self._events = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def events(self) -> int:
+        """How many events are kept in all."""
+        return self._events
+
+    def keep(self, task_id: str, history: EventHistory, version: int) -> None:
+        """Keep ``history``, which covers ``task_id`` up to ``version`` (the version the
+        task settled at), replacing any older one of the task."""
+        now = self._clock()
+        entries = self._entries
+        old = entries.pop(task_id, None)
+        if old is not None:
+            self._events -= len(old.history)
+        if not history.events:
+            return
+        entries[task_id] = _Entry(now + self._keep_for, version, history)
+        self._events += len(history.events)
+        self._expire(now)
+
+    def get(self, task_id: str, version: int) -> EventHistory | None:
+        """The kept history of ``task_id`` if it is fresh and ends at ``version`` (the
+        task's current version: nothing happened since it settled), else None."""
+        entry = self._entries.get(task_id)
+        if entry is None:
+            return None
+        if entry.deadline <= self._clock() or entry.version != version:
+            self._drop(task_id)
+            return None
+        return entry.history
+
+    def take(self, task_id: str, version: int) -> EventHistory | None:
+        """:meth:`get`, and forget it here (the task records into it again)."""
+        history = self.get(task_id, version)
+        if history is not None:
+            self._drop(task_id)
+        return history
+
+    def _drop(self, task_id: str) -> None:
+        entry = self._entries.pop(task_id, None)
+        if entry is not None:
+            self._events -= len(entry.history)
+
+    def _expire(self, now: float) -> None:
+        entries = self._entries
+        while entries:
+            task_id, oldest = next(iter(entries.items()))
+            if oldest.deadline > now and self._events <= self._max_events:
+                return
+            del entries[task_id]
+            self._events -= len(oldest.history)
