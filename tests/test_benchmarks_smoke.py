@@ -178,3 +178,59 @@ def test_chart_or_clear_message(tmp_path: Path) -> None:
         assert not (tmp_path / "chart.png").exists()
     else:
         assert (tmp_path / "chart.png").stat().st_size > 0
+
+
+#: Keys of every bench_cluster result, by kind.
+CLUSTER_POINT_KEYS = {
+    "name",
+    "setup",
+    "nodes",
+    "workload",
+    "concurrency",
+    "requests_per_s",
+    "p50_ms",
+    "p99_ms",
+    "errors",
+    "completed",
+    "duration_s",
+    "cpu_us_per_task",
+    "nats_cpu_us_per_task",
+    "versions",
+}
+CLUSTER_LATENCY_KEYS = {"name", "samples", "p50_ms", "p99_ms", "target_p99_ms", "met", "errors"}
+
+
+def test_bench_cluster_quick_json() -> None:
+    pytest.importorskip("nats", reason="the cluster extra is not installed")
+    results = run_json(
+        str(BENCHMARKS / "bench_cluster.py"), "--quick", "--json", "--nodes=1,2", "--samples=5"
+    )
+    for result in results:
+        check_common(result)
+    points = [r for r in results if r["name"] in ("cluster.send", "cluster.stream")]
+    assert {(r["name"], r["setup"], r["nodes"]) for r in points} == {
+        (f"cluster.{workload}", setup, nodes)
+        for workload in ("send", "stream")
+        for setup, nodes in (("embedded", 1), ("cluster", 1), ("cluster", 2))
+    }
+    for point in points:
+        assert point.keys() >= CLUSTER_POINT_KEYS, CLUSTER_POINT_KEYS - point.keys()
+        assert point["completed"] > 0, point
+        assert point["cpu_us_per_task"] > 0, point  # sampled from /proc on Linux
+        assert (point["nats_cpu_us_per_task"] > 0) == (point["setup"] == "cluster"), point
+    ratios = [r for r in results if r["name"] == "cluster.cpu-ratio"]
+    assert {(r["workload"], r["nodes"]) for r in ratios} == {
+        (w, n) for w in ("send", "stream") for n in (1, 2)
+    }
+    assert all(r["ratio"] > 0 for r in ratios)
+    assert all(r["target"] == 2.0 for r in ratios if r["workload"] == "send")
+    latencies = [r for r in results if r["name"].startswith("cluster.") and "node-" in r["name"]]
+    assert {r["name"] for r in latencies} == {
+        f"cluster.{where}-node-{kind}"
+        for where in ("cross", "same")
+        for kind in ("cancel", "first-event")
+    }
+    for latency in latencies:
+        assert latency.keys() >= CLUSTER_LATENCY_KEYS, CLUSTER_LATENCY_KEYS - latency.keys()
+        assert latency["samples"] == 5, latency
+        assert 0 < latency["p50_ms"] <= latency["p99_ms"], latency
