@@ -57,7 +57,9 @@ DURATION_S = 10.0
 STARTUP_TIMEOUT_S = 30.0
 TARGET_RATIO = 3.0
 WORKLOADS = ("send", "stream")
-_ADDRESS = re.compile(r"(?:grpcs?://)?((?:\d{1,3}\.){3}\d{1,3}:\d+)")
+#: A line that is a gRPC address: ``HOST:PORT`` (what ``serve --grpc-port`` prints after the
+#: HTTP URL) or ``grpc://HOST:PORT``.
+_ADDRESS = re.compile(r"(?:grpcs?://)?([\w.\-]+:\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,7 @@ class Server:
 
 
 def _read_grpc_address(process: subprocess.Popen[bytes], timeout: float) -> str | None:
-    """The ``host:port`` of the first stdout line that names a gRPC address."""
+    """The ``host:port`` of the first stdout line that is a gRPC address (not a URL)."""
     assert process.stdout is not None
     deadline = time.monotonic() + timeout
     with selectors.DefaultSelector() as selector:
@@ -116,8 +118,8 @@ def _read_grpc_address(process: subprocess.Popen[bytes], timeout: float) -> str 
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 text = line.decode(errors="replace").strip()
-                found = _ADDRESS.search(text)
-                if found and "grpc" in text.lower():
+                found = _ADDRESS.fullmatch(text)
+                if found:
                     return found.group(1)
     return None
 

@@ -10,6 +10,7 @@ from tests.grpc.grpc_servers import (
     FakeService,
     GrpcServer,
     run_fake_grpc_server,
+    run_our_grpc_server,
     run_sdk_grpc_server,
 )
 
@@ -26,3 +27,10 @@ def fake_grpc() -> Iterator[tuple[GrpcServer, FakeService]]:
     """A fresh :class:`~tests.grpc.grpc_servers.FakeService` and its server."""
     with run_fake_grpc_server() as served:
         yield served
+
+
+@pytest.fixture(scope="session")
+def ours_grpc() -> Iterator[str]:
+    """Our server serving the client suite's scenario agent over HTTP and gRPC; its URL."""
+    with run_our_grpc_server() as url:
+        yield url

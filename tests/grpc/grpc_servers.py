@@ -8,6 +8,10 @@
 * :func:`run_fake_grpc_server`: :class:`FakeService`, a real ``A2AService`` servicer of our
   own whose answers the tests choose, recording what the client sent (metadata) and whether
   a stream was cancelled by the client: for what a well-behaved agent never does.
+* :func:`run_our_grpc_server`: our server (``a2a_actors.server.serve`` with
+  ``ServerConfig.grpc``, on asyncio) serving the client suite's scenario agent
+  (tests/client/ours.py) with push configs and an extended card; yields its HTTP base URL,
+  whose card lists the GRPC interface.
 
 Each server has its own asyncio loop in its own thread, so these *sync* context managers
 serve trio and asyncio tests alike; startup and shutdown wait on ``threading`` primitives
@@ -43,6 +47,7 @@ __all__ = (
     "GrpcServer",
     "run_fake_grpc_server",
     "run_grpc_server",
+    "run_our_grpc_server",
     "run_sdk_grpc_server",
     "sdk_grpc_card",
 )
@@ -253,3 +258,55 @@ def run_fake_grpc_server() -> Iterator[tuple[GrpcServer, FakeService]]:
 
     with run_grpc_server(setup) as server:
         yield server, service
+
+
+# --------------------------------------------------------------------------- ours
+
+
+@contextlib.contextmanager
+def run_our_grpc_server() -> Iterator[str]:
+    """Our server with gRPC, serving the scenario agent, on asyncio in a thread; its URL."""
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    from a2a_actors.server import ServedAgent, serve
+    from a2a_actors.server.grpc_options import GrpcOptions
+    from tests.client.ours import default_config, scenario_agent
+
+    served = ServedAgent(scenario_agent, default_config(grpc=GrpcOptions(port=0)))
+    ready = threading.Event()
+    found: list[str] = []
+    errors: list[BaseException] = []
+    running: list[tuple[anyio.lowlevel.EventLoopToken, anyio.CancelScope]] = []
+
+    async def main() -> None:
+        with anyio.CancelScope() as scope:
+            running.append((anyio.lowlevel.current_token(), scope))
+            async with anyio.create_task_group() as tg:
+                found.append(await tg.start(serve, served))
+                ready.set()
+
+    def target() -> None:
+        try:
+            anyio.run(main, backend="asyncio")
+        except BaseException as exc:  # reported to the caller thread
+            errors.append(exc)
+        finally:
+            ready.set()
+
+    thread = threading.Thread(target=target, name="our-grpc-server", daemon=True)
+    thread.start()
+    try:
+        if not ready.wait(_STARTUP_TIMEOUT_S) or not found:
+            raise RuntimeError(f"our gRPC server failed to start: {errors!r}")
+        yield found[0]
+    finally:
+        if running and thread.is_alive():
+            token, scope = running[0]
+            anyio.from_thread.run_sync(scope.cancel, token=token)
+        thread.join(_SHUTDOWN_TIMEOUT_S)
+        if thread.is_alive():  # pragma: no cover - only on a wedged shutdown
+            raise RuntimeError("our gRPC server thread did not stop")
+    if errors:  # pragma: no cover
+        raise RuntimeError("our gRPC server thread failed") from errors[0]

@@ -114,6 +114,21 @@ async def test_a_token_hook_runs_before_every_call(fake_grpc: Fake) -> None:
     assert [m["authorization"] for m in service.metadata] == ["Bearer t1", "Bearer t2"]
 
 
+async def test_a_bearer_token_callable_is_called_per_call(fake_grpc: Fake) -> None:
+    _, service = fake_grpc
+    tokens = iter(["a1", "a2"])
+
+    async def next_token() -> str:
+        return next(tokens)
+
+    with anyio.fail_after(TIMEOUT):
+        async with endpoint(fake_grpc, bearer_token=next_token) as client:
+            await client.send_message("echo 1")
+            async with client.subscribe("t-3") as events:
+                await events.__anext__()
+    assert [m["authorization"] for m in service.metadata] == ["Bearer a1", "Bearer a2"]
+
+
 async def test_a_unary_call_past_its_deadline_is_a_connection_error(fake_grpc: Fake) -> None:
     with anyio.fail_after(TIMEOUT):
         async with endpoint(fake_grpc, timeouts=Timeouts(read=0.2)) as client:
