@@ -126,6 +126,21 @@ async def test_the_stream_is_sse_ready_then_task_updates_then_pings() -> None:
                 await events.read_chunk()
 
 
+async def test_shutdown_ends_an_open_stream_cleanly() -> None:
+    # The stream is the StreamHub's: shutdown ends it with a complete answer, instead of
+    # leaving it to the server's graceful timeout to cut.
+    with anyio.fail_after(TIMEOUT):
+        async with httpx.AsyncClient() as http:
+            async with inspected_server() as url:
+                request = http.build_request("GET", url + "/inspect/api/stream")
+                response = await http.send(request, stream=True)
+                events = EventReader(response)
+                assert (await events.next()).event == "ready"
+            with pytest.raises(StopAsyncIteration):  # the end, not a RemoteProtocolError
+                await events.read_chunk()
+            await response.aclose()
+
+
 async def test_list_filters_by_state_and_pages() -> None:
     with anyio.fail_after(TIMEOUT):
         async with inspected_server() as url, httpx.AsyncClient() as http:

@@ -43,6 +43,8 @@ class InspectorOptions:
             for peer in self.peers:
                 if not peer.startswith(("http://", "https://")):
                     raise ValueError(f"inspector peer {peer!r} is not an http(s) URL")
+        headers = {url.rstrip("/"): dict(values) for url, values in self.peer_headers.items()}
+        object.__setattr__(self, "peer_headers", headers)  # frozen: keys as peers are written
         if min(self.max_hops, self.buffer, self.max_tasks, self.max_events) < 1:
             raise ValueError("inspector max_hops, buffer, max_tasks and max_events must be >= 1")
         if self.peer_timeout <= 0:
