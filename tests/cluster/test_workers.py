@@ -231,6 +231,24 @@ async def test_a_dead_worker_is_reported_and_restarted(tmp_path: Path) -> None:
                 assert not alive(pid), pid
 
 
+async def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
+    with anyio.fail_after(90):
+        async with workers(count=2) as served:
+            assert served.nats_pid is not None
+            exits = [os.pidfd_open(pid) for pid in served.pids.values()]  # readable: gone
+            try:
+                served.process.kill()  # SIGKILL: no stop; the kernel SIGTERMs the workers
+                await served.process.wait()
+                for exit_fd in exits:
+                    await anyio.wait_readable(exit_fd)
+                for pid in served.pids.values():
+                    assert not alive(pid), pid
+            finally:
+                for exit_fd in exits:
+                    os.close(exit_fd)
+                os.kill(served.nats_pid, signal.SIGKILL)  # left behind, as documented
+
+
 async def test_one_worker_is_a_single_server_without_nats(tmp_path: Path) -> None:
     with anyio.fail_after(60):
         argv = command("serve", AGENT, "--workers", "1")
