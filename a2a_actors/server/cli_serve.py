@@ -44,6 +44,11 @@ extra (missing: one line naming it, status 2); a NATS that cannot be reached is 
 stderr and the exit status is 1, and so is a node that lost its lease (cut from NATS for a
 lease time: it stops serving, since the other nodes settle its tasks).
 
+``--workers N`` runs N such nodes from one command on one port (:mod:`.workers`): with
+``--cluster`` they join it; without, a private nats-server is started for them and
+stopped after them (the ``cluster`` extra; missing: one line, status 2). ``--workers 1``
+(the default) is a single server, no NATS.
+
 Once serving, the process tunes its cyclic garbage collector (benchmarks/README.md):
 ``gc.freeze()`` moves what start-up built (modules, the app), which lives as long as the
 process, out of the collector's sight, so full collections under load stay short; and the
