@@ -157,7 +157,10 @@ async def resolve(spec: TargetSpec, binding: str | None, credentials: Credential
             interface.
     """
     if binding == "grpc":
-        raise UsageError("--binding grpc: a2a-actors has no gRPC binding yet; use jsonrpc or rest")
+        raise UsageError(
+            "--binding grpc: a2a-actors bench drives the JSON bindings only (gRPC: "
+            "benchmarks/bench_grpc.py); use jsonrpc or rest"
+        )
     card = await _card(spec.url)
     if card is None:
         if binding is None:

@@ -9,7 +9,10 @@ sees the cancellation), and which interface a card makes the client choose.
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
+import sys
 import threading
 
 import anyio
@@ -295,3 +298,37 @@ async def test_the_card_decides_and_the_client_speaks_grpc(fake_grpc: Fake) -> N
             reply = await client.send_message("echo chosen")
     assert isinstance(reply, Message)
     assert reply.text == "echo chosen"
+
+
+_JSON_CLIENT = """
+import json, sys
+from a2a_actors.client import A2AClient
+from a2a_actors.protocol.card import AgentCapabilities, AgentCard, AgentInterface
+card = AgentCard(
+    name="a", description="", version="1", capabilities=AgentCapabilities(),
+    default_input_modes=(), default_output_modes=(), skills=(),
+    supported_interfaces=tuple(
+        AgentInterface(url=url, protocol_binding=binding, protocol_version="1.0")
+        for binding, url in (("JSONRPC", "http://a/"), ("GRPC", "a:1"))
+    ),
+)
+client = A2AClient(card=card)
+assert client.interface.protocol_binding == "JSONRPC"
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_choosing_a_json_interface_imports_no_grpc() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _JSON_CLIENT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout)
+    assert "a2a_actors.client.grpc_binding" in loaded  # asked whether gRPC is installed
+    leaked = [m for m in loaded if m.startswith(("grpc", "google.protobuf", "a2a.types"))]
+    assert leaked == []
+    assert "a2a_actors.client.grpc_transport" not in loaded

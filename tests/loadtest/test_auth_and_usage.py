@@ -71,7 +71,7 @@ async def test_headers_reach_the_server_on_every_request() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--binding", "grpc"), "error: --binding grpc: a2a-actors has no gRPC binding yet"),
+        (("--binding", "grpc"), "error: --binding grpc: a2a-actors bench drives the JSON"),
         (("--header", "no colon"), "error: --header 'no colon': expected 'Name: value'"),
         (("--warmup", "-1"), "error: --warmup must be 0 or more"),
     ],
