@@ -92,6 +92,22 @@ class Entry(msgspec.Struct, frozen=True):
     holder: Holder | None = None
 
 
+_ENTRY = msgspec.json.Decoder(Entry)
+
+
+def decode_entry(data: bytes) -> Entry:
+    """A key's value as :meth:`NatsTaskStore.commit` encodes it, in one pass.
+
+    ``codec.decode`` would take its slow path (ProtoJSON spellings) for every entry: the
+    holder's ``node_id`` looks like a proto field name. That path remains for anything
+    the typed decoder refuses.
+    """
+    try:
+        return _ENTRY.decode(data)
+    except msgspec.ValidationError:
+        return codec.decode(data, Entry)
+
+
 def replaces(stored: Entry, new: Entry, *, take_over: bool = False) -> bool:
     """Whether ``new`` may replace ``stored`` (see the module docstring).
 
@@ -374,7 +390,7 @@ class NatsTaskStore:
             return None
         if entry.value is None or entry.revision is None:
             return None
-        return entry.revision, codec.decode(entry.value, Entry)
+        return entry.revision, decode_entry(entry.value)
 
     async def wait_caught_up(self) -> None:
         """Wait until the mirror has applied every write acknowledged before the call.
@@ -403,7 +419,7 @@ class NatsTaskStore:
             self._known.pop(task_id, None)
             return
         try:
-            entry = codec.decode(change.value, Entry)
+            entry = decode_entry(change.value)
         except msgspec.DecodeError:
             logger.error("tasks bucket: key %s is not a task; ignored", change.key)
             return
