@@ -15,6 +15,7 @@ from .config import (
     ServedAgent as ServedAgent,
     ServerConfig as ServerConfig,
 )
+from .grpc_options import GrpcOptions as GrpcOptions
 from .metrics_options import MetricsOptions as MetricsOptions
 from .push_configs import (
     MemoryPushConfigStore as MemoryPushConfigStore,
@@ -28,6 +29,7 @@ __all__ = (
     "CardSigningOptions",
     "ClusterOptions",
     "ExtendedCard",
+    "GrpcOptions",
     "JWTOptions",
     "MemoryPushConfigStore",
     "MetricsOptions",

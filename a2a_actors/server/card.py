@@ -28,11 +28,13 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 import msgspec
 
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import (
+    GRPC,
     HTTP_JSON,
     JSONRPC,
     AgentCapabilities,
@@ -146,6 +148,7 @@ class Cards:
         now = dt.datetime.now(dt.UTC).replace(microsecond=0)
         self._last_modified = email.utils.format_datetime(now, usegmt=True)
         self._rendered: dict[str, RenderedCard] = {}
+        self._grpc: tuple[str, str | None] | None = None  # (listening address, advertised)
         self._signer: CardSigner | None = None
         self._signed: dict[tuple[str, str], AgentCard] = {}
         if config.card_signing is not None:
@@ -174,11 +177,38 @@ class Cards:
             AgentInterface(url=f"{base}/", protocol_binding=JSONRPC, protocol_version="1.0"),
             AgentInterface(url=rest, protocol_binding=HTTP_JSON, protocol_version="1.0"),
         ]
+        if self._grpc is not None:
+            found.append(
+                AgentInterface(
+                    url=self._grpc_url(base), protocol_binding=GRPC, protocol_version="1.0"
+                )
+            )
         if legacy:
             found.append(
                 AgentInterface(url=f"{base}/", protocol_binding=JSONRPC, protocol_version="0.3")
             )
         return tuple(found)
+
+    @property
+    def grpc_address(self) -> str | None:
+        """The address the gRPC binding listens on (``host:port``); None: not served."""
+        return None if self._grpc is None else self._grpc[0]
+
+    def declare_grpc(self, address: str, *, advertised: str | None = None) -> None:
+        """List the gRPC interface, listening on ``address`` (``host:port``), on every card
+        from now on: its ``url`` is ``advertised``, else the card's base URL host with the
+        port of ``address`` (docs/grpc.md)."""
+        self._grpc = (address, advertised)
+        self._rendered.clear()
+        self._signed.clear()
+
+    def _grpc_url(self, base: str) -> str:
+        address, advertised = self._grpc or ("", None)
+        if advertised is not None:
+            return advertised
+        host = urlsplit(base).hostname or "localhost"
+        port = address.rpartition(":")[2]
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     def public(self, base: str) -> AgentCard:
         """The public card for base URL ``base``."""

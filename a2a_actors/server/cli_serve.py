@@ -1,7 +1,8 @@
 """``a2a-actors serve MODULE:ATTR``: serve an agent until SIGINT or SIGTERM.
 
 Prints exactly one line on stdout, the base URL (``http://127.0.0.1:PORT``), once the
-server accepts requests; logs go to stderr. A signal shuts the server down gracefully and
+server accepts requests (with ``--grpc-port``, a second one: the gRPC address ``HOST:PORT``,
+see :mod:`.cli_grpc`); logs go to stderr. A signal shuts the server down gracefully and
 the process exits with status 0.
 
 ``MODULE`` is a dotted module name importable from the current directory. When it cannot
@@ -44,11 +45,6 @@ extra (missing: one line naming it, status 2); a NATS that cannot be reached is 
 stderr and the exit status is 1, and so is a node that lost its lease (cut from NATS for a
 lease time: it stops serving, since the other nodes settle its tasks).
 
-``--workers N`` runs N such nodes from one command on one port (:mod:`.workers`): with
-``--cluster`` they join it; without, a private nats-server is started for them and
-stopped after them (the ``cluster`` extra; missing: one line, status 2). ``--workers 1``
-(the default) is a single server, no NATS.
-
 Once serving, the process tunes its cyclic garbage collector (benchmarks/README.md):
 ``gc.freeze()`` moves what start-up built (modules, the app), which lives as long as the
 process, out of the collector's sight, so full collections under load stay short; and the
@@ -80,8 +76,8 @@ from a2a_actors.protocol.errors import ServerBusyError
 from a2a_actors.runtime import as_agent
 from a2a_actors.stores import SQLiteTaskStore, StoreError
 
-from . import cli_trust, workers
-from .app import create_app
+from . import cli_grpc, cli_trust, workers
+from .app import create_app, service_of
 from .auth import principal_for_secret
 from .config import ClusterOptions, ServedAgent, ServerConfig
 from .inspector import cli as inspector_cli
@@ -216,6 +212,7 @@ def register(subparsers: Any) -> None:
     cli_trust.add_arguments(parser)  # --jwks..., --sign-card... (docs/trust.md)
     workers.add_arguments(parser)
     inspector_cli.add_arguments(parser)  # --inspect, --inspect-peer (docs/observability.md)
+    cli_grpc.add_arguments(parser)  # --grpc-port, --grpc-host, --grpc-advertise (docs/grpc.md)
     parser.set_defaults(handler=run)
 
 
@@ -388,6 +385,8 @@ async def _serve_until_signal(
                         "registered in %s at %s", args.register, where
                     )
                 print(url, flush=True)
+                if (grpc_address := service_of(app).cards.grpc_address) is not None:
+                    print(grpc_address, flush=True)  # its own line, after the URL
                 # Everything imported and built so far lives as long as the process: move
                 # it out of the collector's sight, so full collections (which otherwise
                 # rescan it every time in-flight requests get promoted) stay short. This
@@ -428,6 +427,7 @@ def run(args: argparse.Namespace) -> int:
         db = parse_store(args.store)
         config = _config(base, args)
         config = inspector_cli.apply(config, args)
+        config = cli_grpc.apply(config, args)
         workers.check(args)
         if args.register:
             check_register_urls(args.register)

@@ -23,6 +23,7 @@ from a2a_actors.protocol.card import AgentProvider, AgentSkill
 from a2a_actors.protocol.requests import SendMessageRequest
 from a2a_actors.runtime.replay import ResumeOptions
 
+from .grpc_options import GrpcOptions
 from .inspector.options import InspectorOptions
 from .metrics_options import MetricsOptions
 from .trust_options import CardSigningOptions, JWTOptions
@@ -35,6 +36,7 @@ __all__ = (
     "DEFAULT_MAX_BODY_BYTES",
     "ClusterOptions",
     "ExtendedCard",
+    "GrpcOptions",
     "InspectorOptions",
     "ServedAgent",
     "ServerConfig",
@@ -174,6 +176,8 @@ class ServerConfig:
         resume: How much of each streamed task's events is kept so that a cut stream
             resumes with ``Last-Event-ID`` (:class:`~a2a_actors.runtime.ResumeOptions`,
             docs/server.md "Resuming a stream").
+        grpc: Also serve the gRPC binding (:class:`GrpcOptions`, docs/grpc.md; asyncio, the
+            ``grpc`` extra); None: HTTP only, and nothing imports grpcio.
     """
 
     public_url: str | None = None
@@ -220,6 +224,7 @@ class ServerConfig:
     metrics: MetricsOptions | None = None
     inspect: InspectorOptions | None = None
     resume: ResumeOptions = ResumeOptions()
+    grpc: GrpcOptions | None = None
 
     def __post_init__(self) -> None:
         if self.jwt is not None and self.bearer_tokens:

@@ -26,10 +26,14 @@ from quart import Quart
 
 from .app import Backend, create_app, current_backend, service_of
 from .config import ClusterOptions, ServerConfig
+from .grpc_options import require_grpc
 from .push_configs import PushConfigStore
 
 if TYPE_CHECKING:
     from a2a_actors.cluster.member import ClusterMember
+
+    from .grpc import GrpcServer
+    from .service import A2AService
 
 __all__ = ("serve",)
 
@@ -71,6 +75,29 @@ def _join(
     )
 
 
+def _grpc_server(
+    service: A2AService, host: str, base_url: str, sock: socket.socket
+) -> GrpcServer | None:
+    """The gRPC server of ``ServerConfig.grpc``, bound (imported here: without it nothing
+    imports grpcio), or None.
+
+    Raises:
+        GrpcExtraMissingError: The ``grpc`` extra is missing.
+        OSError: The gRPC address cannot be bound (``sock`` is closed then).
+    """
+    options = service.config.grpc
+    if options is None:
+        return None
+    require_grpc()
+    from .grpc import GrpcServer
+
+    try:
+        return GrpcServer(service, options, host=host, base_url=base_url)
+    except OSError:
+        sock.close()
+        raise
+
+
 def _is_trio_app(app: Quart) -> bool:
     return any(cls.__name__ == "QuartTrio" for cls in type(app).__mro__)
 
@@ -105,9 +132,14 @@ async def serve(
     its Supervisor stores tasks, logs events and keeps push configs in NATS JetStream,
     serves this node's inbox, and answers for every task of the cluster.
 
+    With ``ServerConfig.grpc`` the gRPC binding is served too (docs/grpc.md), on its own
+    port, bound before serving and started with the runtime; the card lists it and
+    ``service_of(app).cards.grpc_address`` is its address.
+
     Raises:
         ValueError: ``backend`` (or the app's flavour) differs from the running backend,
-            or cluster mode on trio.
+            or cluster mode or gRPC on trio.
+        GrpcExtraMissingError: gRPC without the ``grpc`` extra.
         ClusterExtraMissingError: Cluster mode without the ``cluster`` extra.
         ClusterUnavailableError: Cluster mode and NATS did not answer in time.
         OSError: The address cannot be bound.
@@ -127,11 +159,14 @@ async def serve(
     cluster = service.config.cluster
     if cluster is not None and running != "asyncio":
         raise ValueError("cluster mode runs on asyncio (nats-py is asyncio-only), not on trio")
+    if service.config.grpc is not None and running != "asyncio":
+        raise ValueError("gRPC is served on asyncio (grpcio's grpc.aio), not on trio")
 
     if sock is None:
         sock = _listen(host, port)
     base_url = _url(sock)
     service.bind_url(base_url)
+    grpc_server = _grpc_server(service, host, base_url, sock)  # before any card is served
     hyper = HypercornConfig()
     hyper.bind = [f"fd://{sock.detach()}"]
     hyper.graceful_timeout = service.config.graceful_timeout
@@ -164,6 +199,8 @@ async def serve(
             await tg.start(run_hypercorn)
             # trio: Hypercorn reported after the lifespan started; asyncio: wait for it.
             await service.started.wait()
+            if grpc_server is not None:
+                await grpc_server.start()
             if member is not None:
                 await tg.start(member.serve_inbox, service.methods.supervisor)
             logger.info("serving %s on %s (%s)", service.agent.name, base_url, running)
@@ -171,5 +208,7 @@ async def serve(
             await anyio.sleep_forever()
         finally:
             service.close_streams()
+            if grpc_server is not None:  # its calls in flight end before the runtime stops
+                await grpc_server.stop()
             stop.set()
             shield.deadline = anyio.current_time() + hyper.graceful_timeout + _SHUTDOWN_MARGIN

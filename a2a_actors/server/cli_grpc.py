@@ -1,0 +1,76 @@
+"""``a2a-actors serve ... --grpc-port PORT``: the gRPC binding beside HTTP (docs/grpc.md).
+
+``--grpc-port`` (0 picks a free port) serves ``lf.a2a.v1.A2AService`` on ``--grpc-host``
+(default: ``--host``); once serving, the command prints the gRPC address (``host:port``,
+as the card's ``GRPC`` interface writes it) on its own line, after the HTTP URL.
+``--grpc-advertise HOST:PORT`` is the address the card gives instead (a proxy's).
+
+Refused before anything starts, with one line on stderr and exit status 2: ``--backend
+trio`` (grpcio's server runs on asyncio), ``--workers`` above 1 (one gRPC port per
+process), a missing ``grpc`` extra, and the other ``--grpc-*`` flags without
+``--grpc-port``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .config import ServerConfig
+from .grpc_options import GrpcExtraMissingError, GrpcOptions, require_grpc
+
+__all__ = ("add_arguments", "apply")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--grpc-port``, ``--grpc-host`` and ``--grpc-advertise`` to ``serve``."""
+    parser.add_argument(
+        "--grpc-port",
+        type=_port,
+        metavar="PORT",
+        help="also serve the gRPC binding on this port (0 picks a free one; asyncio)",
+    )
+    parser.add_argument(
+        "--grpc-host", metavar="HOST", help="interface of the gRPC port (default: --host)"
+    )
+    parser.add_argument(
+        "--grpc-advertise",
+        metavar="HOST:PORT",
+        help="the gRPC address the card gives (default: the card's host, the bound port)",
+    )
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535 (0 picks a free one), not {port}")
+    return port
+
+
+def apply(config: ServerConfig, args: argparse.Namespace) -> ServerConfig:
+    """``config`` with the gRPC flags applied.
+
+    Raises:
+        ValueError: A combination that cannot be served (the message is the one line).
+    """
+    if args.grpc_port is None:
+        if args.grpc_host or args.grpc_advertise:
+            raise ValueError("--grpc-host and --grpc-advertise need --grpc-port")
+        return config
+    if args.backend != "asyncio":
+        raise ValueError("--grpc-port needs --backend asyncio (grpcio's server runs on asyncio)")
+    if getattr(args, "workers", 1) > 1:
+        raise ValueError("--grpc-port serves one process; it cannot be combined with --workers")
+    try:
+        require_grpc()
+    except GrpcExtraMissingError as exc:
+        raise ValueError(str(exc)) from None
+    options: dict[str, Any] = {"port": args.grpc_port}
+    if args.grpc_host:
+        options["host"] = args.grpc_host
+    if args.grpc_advertise:
+        options["advertised"] = args.grpc_advertise
+    return config.replace(grpc=GrpcOptions(**options))

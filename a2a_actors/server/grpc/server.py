@@ -1,0 +1,80 @@
+"""The gRPC server of one served agent, on grpcio's asyncio server (``grpc.aio``).
+
+Life of a :class:`GrpcServer`, driven by :func:`~a2a_actors.server.serve.serve`:
+
+1. built before the HTTP server starts: the port is bound (so ``port=0`` works and a port
+   in use fails at once, never shared: ``SO_REUSEPORT`` is off) and the interface is
+   declared on the card (:meth:`~..card.Cards.declare_grpc`), before any card is served;
+2. :meth:`start` once the agent's runtime is up: calls are answered from then on;
+3. :meth:`stop` at shutdown, after the open streams were ended (``A2AService.close_streams``
+   ends gRPC streams too): calls in flight get ``ServerConfig.graceful_timeout`` seconds,
+   then are cancelled; it returns before the runtime stops.
+
+Requests larger than ``ServerConfig.max_body_bytes`` are refused by grpcio with
+``RESOURCE_EXHAUSTED`` before any of our code runs. grpc.aio runs on asyncio only: on
+trio, ``serve`` refuses ``ServerConfig.grpc`` (docs/grpc.md).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+import grpc
+import grpc.aio
+
+from ..grpc_options import GrpcOptions
+from ..service import A2AService
+from .servicer import A2AServicer
+
+__all__ = ("GrpcServer",)
+
+logger = logging.getLogger("a2a_actors.server")
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class GrpcServer:
+    """The gRPC binding of ``service``, bound to its port.
+
+    Args:
+        service: The served agent.
+        options: Where to listen and what the card says.
+        host: The HTTP server's host (used when ``options.host`` is ``None``).
+        base_url: The HTTP base URL (the extended card's interface URLs).
+
+    Raises:
+        OSError: The address cannot be bound.
+    """
+
+    def __init__(self, service: A2AService, options: GrpcOptions, *, host: str, base_url: str):
+        self._service = service
+        config = service.config
+        self._server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", config.max_body_bytes),
+                ("grpc.so_reuseport", 0),
+            ]
+        )
+        servicer = A2AServicer(service, base_url)
+        self._server.add_generic_rpc_handlers((servicer.generic_handler(),))
+        bind_host = options.host or host
+        try:
+            port = self._server.add_insecure_port(_address(bind_host, options.port))
+        except RuntimeError as exc:  # grpcio reports a failed bind this way
+            raise OSError(f"cannot listen on {_address(bind_host, options.port)}: {exc}") from None
+        #: The address the server listens on (``host:port``).
+        self.address = _address(bind_host, port)
+        service.cards.declare_grpc(self.address, advertised=options.advertised)
+
+    async def start(self) -> None:
+        """Answer calls from now on."""
+        await self._server.start()
+        logger.info("serving gRPC on %s", self.address)
+
+    async def stop(self) -> None:
+        """Stop: calls in flight get the graceful timeout, then are cancelled (shielded)."""
+        with anyio.CancelScope(shield=True):
+            await self._server.stop(self._service.config.graceful_timeout)
