@@ -7,6 +7,7 @@
 
 const STORE = "a2a-actors-inspector-credentials";
 const TERMINAL = new Set(["completed", "failed", "canceled", "rejected"]);
+const MAX_ROWS = 500; // rows kept; past it the oldest go (a busy server never fills the page)
 const $ = (id) => document.getElementById(id);
 
 const view = {
@@ -182,8 +183,19 @@ function placeRow(row) {
       }
     }
     body.insertBefore(tr, before);
+    while (view.trs.size > MAX_ROWS) dropOldest(body);
   }
   fillRow(tr, row);
+}
+
+function dropOldest(body) {
+  let last = body.rows[body.rows.length - 1];
+  if (last.dataset.id === view.selected) last = body.rows[body.rows.length - 2];
+  view.trs.delete(last.dataset.id);
+  view.rows.delete(last.dataset.id);
+  last.remove();
+  view.nextPageToken = "";
+  $("more").hidden = true; // the list is no longer a prefix of the pages: reload to page
 }
 
 function updateCaption() {
@@ -219,12 +231,12 @@ async function loadTasks({ append = false } = {}) {
     view.trs.clear();
     $("task-table").tBodies[0].replaceChildren();
   }
+  view.nextPageToken = page.nextPageToken;
+  $("more").hidden = !page.nextPageToken;
   for (const row of page.tasks) {
     view.rows.set(row.id, { ...view.rows.get(row.id), ...row });
     placeRow(view.rows.get(row.id));
   }
-  view.nextPageToken = page.nextPageToken;
-  $("more").hidden = !page.nextPageToken;
   updateCaption();
   // Updates that came while the page was read are newer than (or as new as) its rows.
   if (!view.loading) for (const update of view.held.splice(0)) onUpdate(update);
