@@ -16,6 +16,7 @@ from .config import (
     ServerConfig as ServerConfig,
 )
 from .grpc_options import GrpcOptions as GrpcOptions
+from .inspector.options import InspectorOptions as InspectorOptions
 from .metrics_options import MetricsOptions as MetricsOptions
 from .push_configs import (
     MemoryPushConfigStore as MemoryPushConfigStore,
@@ -30,6 +31,7 @@ __all__ = (
     "ClusterOptions",
     "ExtendedCard",
     "GrpcOptions",
+    "InspectorOptions",
     "JWTOptions",
     "MemoryPushConfigStore",
     "MetricsOptions",
