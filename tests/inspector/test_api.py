@@ -13,8 +13,10 @@ from a2a_actors.client import A2AClient
 from a2a_actors.protocol.models import Task, TaskState
 from a2a_actors.server import ServerConfig, create_app
 from a2a_actors.server.inspector import InspectorOptions
+from a2a_actors.server.trust_options import JWTOptions
 from tests.server.agents import QUESTION, scenario_agent
 from tests.server.helpers import HTTPX_EARLY_EXIT
+from tests.trust.keys import AUDIENCE, ISSUER, SigningKey, jwks
 
 from .helpers import ALICE, BOB, KEYS, EventReader, inspected_server
 
@@ -233,3 +235,22 @@ async def test_without_inspect_there_is_no_page_and_no_observer() -> None:
 def test_bad_peers_are_refused(peers: object) -> None:
     with pytest.raises(ValueError, match="inspector peer"):
         InspectorOptions(peers=peers)  # type: ignore[arg-type]
+
+
+async def test_jwt_bearer_tokens_work_as_on_the_a2a_endpoints() -> None:
+    key = SigningKey.make("k1", "ES256")
+    jwt = JWTOptions(jwks=jwks(key), issuer=ISSUER, audience=AUDIENCE)
+    alice = {"Authorization": f"Bearer {key.token('alice')}"}
+    with anyio.fail_after(TIMEOUT):
+        async with inspected_server(jwt=jwt) as url, httpx.AsyncClient() as http:
+            async with await A2AClient.connect(url, bearer_token=key.token("alice")) as client:
+                task = await client.send_message("hello")
+            assert isinstance(task, Task)
+            listed = await http.get(url + "/inspect/api/tasks", headers=alice)
+            assert [row["id"] for row in listed.json()["tasks"]] == [task.id]
+            bobs = {"Authorization": f"Bearer {key.token('bob')}"}
+            assert (await http.get(url + "/inspect/api/tasks", headers=bobs)).json()["tasks"] == []
+            bad = {"Authorization": "Bearer " + key.token("alice", exp=1)}
+            refused = await http.get(url + "/inspect/api/tasks", headers=bad)
+            assert refused.status_code == 401
+            assert 'error="invalid_token"' in refused.headers["WWW-Authenticate"]

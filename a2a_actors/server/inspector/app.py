@@ -157,7 +157,7 @@ class Inspector:
                 return
             answer = await self._api(rest[len("/api/") :], _query(scope), ctx)
         except UnauthenticatedError as exc:
-            answer = rest_error_answer(exc, challenge=self._service.auth.challenge())
+            answer = rest_error_answer(exc, challenge=self._service.auth.challenge(exc))
         except ServerNotRunningError:
             answer = Answer(b'{"error":{"code":503,"message":"not serving"}}', 503)
         except Exception as exc:
