@@ -61,6 +61,16 @@ async def _await(step: Callable[[], Awaitable[T]]) -> T:
     return await step()
 
 
+async def _finish_tasks() -> None:
+    """Cancel and await every other task of the running loop (grpc's own, after a close)."""
+    current = asyncio.current_task()
+    tasks = [task for task in asyncio.all_tasks() if task is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
+
+
 class ThreadLoop:
     """A private asyncio loop in a daemon thread, driven from trio."""
 
@@ -97,9 +107,10 @@ class ThreadLoop:
             self._loop.call_soon_threadsafe(fn)
 
     async def aclose(self) -> None:
-        """Stop the private loop and wait for its thread."""
+        """Finish what still runs on the private loop, stop it and wait for its thread."""
         if self._loop.is_closed():
             return
+        await self.run(_finish_tasks)
         self._loop.call_soon_threadsafe(self._loop.stop)
         await anyio.to_thread.run_sync(self._thread.join)
         self._loop.close()
