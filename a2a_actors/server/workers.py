@@ -59,7 +59,7 @@ import anyio.abc
 from anyio.abc import TaskStatus
 
 from a2a_actors.cluster.errors import ClusterExtraMissingError
-from a2a_actors.cluster.nats_server import NatsServer, find_nats_server
+from a2a_actors.cluster.nats_server import NatsServer, NatsServerError, find_nats_server
 
 from .config import ClusterOptions
 
@@ -175,13 +175,19 @@ async def _run_until_signal(args: argparse.Namespace) -> int:
                 url = await tg.start(_serve, args)
                 print(url, flush=True)
         except BaseExceptionGroup as group:
-            failed = group.subgroup((WorkerFailedError, OSError))
+            failed = group.subgroup((WorkerFailedError, OSError, NatsServerError))
             if failed is None:
                 raise
             leaf: BaseException = failed
             while isinstance(leaf, BaseExceptionGroup):
                 leaf = leaf.exceptions[0]
-            print(f"a2a-actors serve: {leaf}", file=sys.stderr)
+            if isinstance(leaf, OSError):  # the only one: a failed spawn is a worker's
+                said = f"cannot listen on {args.host}:{args.port}: {leaf}"
+            elif isinstance(leaf, NatsServerError):
+                said = f"cannot start the private nats-server: {leaf}"
+            else:
+                said = str(leaf)
+            print(f"a2a-actors serve: {said}", file=sys.stderr)
             return 1
     return 0
 
@@ -249,13 +255,13 @@ async def _serve(
 ) -> None:
     base = args.node_id or _default_base()
     async with AsyncExitStack() as stack:
+        port = stack.enter_context(_SharedPort.bound(args.host, args.port))  # before NATS
         urls: str | None = args.cluster
         if urls is None:
             store = stack.enter_context(tempfile.TemporaryDirectory(prefix="a2a-actors-nats-"))
             nats = await stack.enter_async_context(NatsServer.running(store))
             urls = nats.url
             logger.info("workers: private nats-server %s (pid %s, store %s)", urls, nats.pid, store)
-        port = stack.enter_context(_SharedPort.bound(args.host, args.port))
         async with anyio.create_task_group() as tg:
             async with anyio.create_task_group() as starting:  # all at once
                 for index in range(1, args.workers + 1):
@@ -365,11 +371,19 @@ class _Worker:
                 pass_fds=(sock.fileno(),),
                 start_new_session=True,
             )
+        except OSError as exc:
+            raise WorkerFailedError(f"cannot start worker {self.node_id}: {exc}") from exc
         finally:
             sock.close()  # the worker has its own copy
-        assert process.stdin is not None
-        async with process.stdin:
-            await process.stdin.send(pickle.dumps(args))
+        try:
+            assert process.stdin is not None
+            async with process.stdin:
+                await process.stdin.send(pickle.dumps(args))
+        except anyio.BrokenResourceError:
+            pass  # it exited at once: _wait_serving reports its status
+        except BaseException:  # cancelled: stopped here, not left behind
+            await _stop(process)
+            raise
         return process
 
     async def _wait_serving(self, process: anyio.abc.Process) -> None:

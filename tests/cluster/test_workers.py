@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -268,6 +269,20 @@ async def test_one_worker_is_a_single_server_without_nats(tmp_path: Path) -> Non
             said = b"".join([chunk async for chunk in process.stderr]).decode()
             assert "nats" not in said
             assert "worker" not in said
+
+
+async def test_a_port_in_use_is_said_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        argv = command("serve", AGENT, "--workers", "2", "--port", port)
+        result = await anyio.run_process(argv, cwd=ROOT, check=False)
+    assert result.returncode == 1
+    assert result.stdout == b""
+    lines = result.stderr.decode().strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"a2a-actors serve: cannot listen on 127.0.0.1:{port}: ")
 
 
 @pytest.mark.parametrize(
