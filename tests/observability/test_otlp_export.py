@@ -8,75 +8,26 @@ imports nothing of OpenTelemetry and serves the plain methods.
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from a2a_actors.runtime import tracing
-from tests.push.receiver import Received, receiver
+from tests.observability.otlp import (
+    Exported,
+    attributes,
+    clean_environment,
+    exported_spans,
+    otlp_environment,
+)
+from tests.push.receiver import receiver
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
-
-
-@dataclass(frozen=True)
-class Exported:
-    """One exported span and the service that exported it."""
-
-    service: str
-    span: Span
-
-
-def _clean_environment(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(extra)
-    return env
-
-
-def _otlp_environment(url: str, service: str) -> dict[str, str]:
-    return _clean_environment(
-        OTEL_EXPORTER_OTLP_ENDPOINT=url,
-        OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf",
-        OTEL_SERVICE_NAME=service,
-        OTEL_TRACES_EXPORTER="otlp",
-    )
-
-
-def _spans(requests: list[Received]) -> list[Exported]:
-    found: list[Exported] = []
-    for request in requests:
-        assert request.method == "POST"
-        assert request.target == "/v1/traces"
-        assert request.headers["content-type"] == "application/x-protobuf"
-        body = request.body
-        if request.headers.get("content-encoding") == "gzip":
-            body = gzip.decompress(body)
-        export = ExportTraceServiceRequest.FromString(body)
-        for resource in export.resource_spans:
-            names = [a.value.string_value for a in resource.resource.attributes]
-            keys = [a.key for a in resource.resource.attributes]
-            service = names[keys.index("service.name")]
-            for scope in resource.scope_spans:
-                found.extend(Exported(service, span) for span in scope.spans)
-    return found
-
-
-def _attributes(span: Span) -> Mapping[str, object]:
-    values: dict[str, object] = {}
-    for attribute in span.attributes:
-        value = attribute.value
-        values[attribute.key] = (
-            value.string_value if value.HasField("string_value") else (value.int_value)
-        )
-    return values
 
 
 async def _run_example(args: list[str], env: dict[str, str]) -> str:
@@ -98,11 +49,11 @@ def _one_rooted_trace(exported: list[Exported], trace_id: str) -> list[Span]:
 async def test_the_multihop_demo_exports_one_trace_over_otlp_http() -> None:
     with anyio.fail_after(TIMEOUT):
         async with receiver() as collector:
-            env = _otlp_environment(collector.base_url, "multihop-demo")
+            env = otlp_environment(collector.base_url, "multihop-demo")
             out = await _run_example(["examples.multihop", "--json", "--step", "0.01"], env)
             requests = list(collector.requests)
     tree = json.loads(out)
-    exported = _spans(requests)
+    exported = exported_spans(requests)
     assert exported
     assert {e.service for e in exported} == {"multihop-demo"}
     trace = _one_rooted_trace(exported, tree["traceId"])
@@ -118,25 +69,25 @@ async def test_the_multihop_demo_exports_one_trace_over_otlp_http() -> None:
         assert isinstance(children, list)
         return {node["taskId"]}.union(*(task_ids(child) for child in children))
 
-    assert {_attributes(s)["a2a.task.id"] for s in tasks} == task_ids(tree)
+    assert {attributes(s)["a2a.task.id"] for s in tasks} == task_ids(tree)
     (root,) = [s for s in trace if not s.parent_span_id]
     assert root.name == "lf.a2a.v1.A2AService/SendMessage"
-    assert _attributes(root)["a2a.task.state"] == "TASK_STATE_COMPLETED"
+    assert attributes(root)["a2a.task.state"] == "TASK_STATE_COMPLETED"
 
 
 async def test_the_pipeline_example_exports_its_trace() -> None:
     with anyio.fail_after(TIMEOUT):
         async with receiver() as collector:
-            env = _otlp_environment(collector.base_url, "pipeline-example")
+            env = otlp_environment(collector.base_url, "pipeline-example")
             out = await _run_example(["examples.pipeline", "the tea is good"], env)
             requests = list(collector.requests)
     assert out.startswith("COMPLETED")
-    exported = _spans(requests)
+    exported = exported_spans(requests)
     sends = [e.span for e in exported if e.span.name == "lf.a2a.v1.A2AService/SendMessage"]
     assert len(sends) == 1  # the call to the pipeline (its steps are streamed)
     trace = _one_rooted_trace(exported, sends[0].trace_id.hex())
     delegated = {
-        _attributes(s)["a2a.delegation.target"]
+        attributes(s)["a2a.delegation.target"]
         for s in trace
         if s.kind == Span.SpanKind.SPAN_KIND_CLIENT
     }
@@ -178,8 +129,8 @@ async def test_tracing_off_imports_nothing_and_serves_the_plain_methods() -> Non
         async with receiver() as collector:
             url = collector.base_url
             for env in (
-                _clean_environment(),
-                _clean_environment(OTEL_SDK_DISABLED="true", OTEL_EXPORTER_OTLP_ENDPOINT=url),
+                clean_environment(),
+                clean_environment(OTEL_SDK_DISABLED="true", OTEL_EXPORTER_OTLP_ENDPOINT=url),
             ):
                 done = await anyio.run_process(
                     [sys.executable, "-c", _PROBE], env=env, cwd=ROOT, check=False
