@@ -16,7 +16,9 @@ symmetric (``kty: oct``) or of a type PyJWT cannot read are left out.
 microseconds): the protected header's ``alg`` must be allowed and fit the key's type, the
 signature must verify, ``exp`` must be present and not past, ``nbf``/``iat`` not in the
 future, ``iss`` and ``aud`` as configured, all with ``leeway`` seconds of clock skew; the
-principal is the configured claim, a non-empty string. A refusal is an
+principal is the configured claim, a non-empty string. An accepted token is remembered until
+it expires or the keys are reloaded (then it is checked again), so reusing a token costs a
+dictionary lookup, not a signature check. A refusal is an
 :class:`~a2a_actors.server.auth.InvalidTokenError` whose message says why in general terms
 and never quotes the token.
 """
@@ -44,11 +46,13 @@ from a2a_actors.protocol.jose import algorithm_fits_key
 from .auth import InvalidTokenError
 from .trust_options import JWTOptions
 
-__all__ = ("JWKSKeys", "JWTValidator")
+__all__ = ("ACCEPTED_CACHE", "JWKSKeys", "JWTValidator")
 
 logger = logging.getLogger("a2a_actors.server.jwt")
 
 _MAX_JWKS_BYTES = 1 << 20
+#: Most tokens a validator remembers as accepted (see :class:`JWTValidator`).
+ACCEPTED_CACHE = 4096
 
 
 class JWKSKeys:
@@ -74,6 +78,7 @@ class JWKSKeys:
         self._loaded_at: float | None = None
         self._fetched_at: float | None = None
         self._fetches = 0
+        self._generation = 0
         self._lock = anyio.Lock()
         if self._url is None:
             source = options.jwks
@@ -81,6 +86,12 @@ class JWKSKeys:
             self._keys = _parse(data)
             if not self._keys:
                 raise ValueError("the JWKS holds no usable public signing key")
+
+    @property
+    def generation(self) -> int:
+        """Counts the key sets loaded so far (a token accepted with an older one is checked
+        again)."""
+        return self._generation
 
     @property
     def fetches(self) -> int:
@@ -122,6 +133,7 @@ class JWKSKeys:
                 logger.warning("cannot fetch the JWKS at %s: %s", self._url, exc)
                 return
             self._keys, self._loaded_at = keys, self._clock()
+            self._generation += 1
 
     async def _fetch(self, url: str) -> dict[str | None, tuple[Mapping[str, Any], PyJWK]]:
         async with httpx.AsyncClient(timeout=self._timeout) as http:
@@ -183,16 +195,27 @@ _REFUSALS: tuple[tuple[type[Exception], str], ...] = (
 class JWTValidator:
     """Checks JWT bearer tokens (see the module docstring).
 
+    A token accepted once is remembered (up to :data:`ACCEPTED_CACHE` of them) until it
+    expires or the key set is reloaded, so a client reusing its token pays a dictionary
+    lookup per request instead of a signature check; the cache is keyed by the whole token,
+    so any other token is checked in full.
+
     Args:
         options: Issuer, audience, algorithms, claim and leeway.
         keys: The provider's keys.
+        clock: Wall-clock seconds, for the remembered tokens' expiry (tests pass their own).
     """
 
-    def __init__(self, options: JWTOptions, keys: JWKSKeys) -> None:
+    def __init__(
+        self, options: JWTOptions, keys: JWKSKeys, *, clock: Callable[[], float] = time.time
+    ) -> None:
         self._options = options
         self._keys = keys
+        self._clock = clock
         self._algorithms = frozenset(options.algorithms)
         self._require = ["exp", "iss", "aud"]
+        #: token -> (principal, expiry with leeway, key-set generation, kid)
+        self._accepted: dict[str, tuple[str, float, int, str | None]] = {}
 
     @property
     def keys(self) -> JWKSKeys:
@@ -201,6 +224,9 @@ class JWTValidator:
 
     def kid_of(self, token: str) -> str | None:
         """The ``kid`` a token's header names (None when absent or unreadable)."""
+        accepted = self._accepted.get(token)
+        if accepted is not None:
+            return accepted[3]
         try:
             kid = jwt.get_unverified_header(token).get("kid")
         except jwt.PyJWTError:
@@ -213,6 +239,15 @@ class JWTValidator:
         Raises:
             InvalidTokenError: The token is not valid (the message says why).
         """
+        accepted = self._accepted.get(token)
+        if accepted is not None:
+            known, until, generation, _ = accepted
+            if self._clock() >= until:
+                del self._accepted[token]
+                raise InvalidTokenError("The bearer token has expired")
+            if generation == self._keys.generation:
+                return known
+            del self._accepted[token]  # the keys changed: check it again
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -248,7 +283,14 @@ class JWTValidator:
             raise InvalidTokenError(
                 f"The bearer token has no {options.principal_claim!r} claim naming the caller"
             )
+        self._remember(token, principal, claims["exp"], kid)
         return principal
+
+    def _remember(self, token: str, principal: str, exp: float, kid: str | None) -> None:
+        if len(self._accepted) >= ACCEPTED_CACHE:
+            self._accepted.clear()
+        until = float(exp) + self._options.leeway  # PyJWT: expired once now >= exp + leeway
+        self._accepted[token] = (principal, until, self._keys.generation, kid)
 
 
 def _refusal(exc: Exception) -> str:
