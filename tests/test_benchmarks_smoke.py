@@ -180,6 +180,40 @@ def test_chart_or_clear_message(tmp_path: Path) -> None:
         assert (tmp_path / "chart.png").stat().st_size > 0
 
 
+#: Keys of every gRPC measurement (grpc.send, grpc.stream, grpc.loadgen-ceiling).
+GRPC_KEYS = HTTP_KEYS - {"backend"}
+
+
+def test_grpc_quick_json() -> None:
+    results = run_json(
+        str(BENCHMARKS / "bench_grpc.py"),
+        "--quick",
+        "--json",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.2",
+        "--concurrency",
+        "2",
+    )
+    for result in results:
+        check_common(result)
+    measured = [r for r in results if r["name"] != "grpc.ratio"]
+    points = {(r["name"], r["setup"], r["workload"]) for r in measured}
+    for setup in ("ours", "sdk"):
+        assert ("grpc.send", setup, "send") in points
+        assert ("grpc.stream", setup, "stream") in points
+    assert ("grpc.loadgen-ceiling", "trivial", "send") in points
+    for result in measured:
+        assert result.keys() >= GRPC_KEYS, GRPC_KEYS - result.keys()
+        assert result["completed"] > 0, result
+        assert result["p99_ms"] >= result["p50_ms"], result
+        assert isinstance(result["server_cpu_pct"], int | float), result
+    ratio = [r for r in results if r["name"] == "grpc.ratio"]
+    assert {r["workload"] for r in ratio} == {"send", "stream"}
+    assert all(r.keys() >= RATIO_KEYS and r["target"] == ">= 3.0" for r in ratio)
+
+
 #: Keys of every bench_cluster result, by kind.
 CLUSTER_POINT_KEYS = {
     "name",
