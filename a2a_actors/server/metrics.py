@@ -25,7 +25,7 @@ own statistics when scraped.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from a2a_actors.protocol.errors import UnauthenticatedError
 from a2a_actors.protocol.models import StreamResponse, TaskState
@@ -97,6 +97,7 @@ class ServerMetrics:
             ("state",),
             registry=self.registry,
         )
+        self._counted: dict[tuple[str, str, str], tuple[Any, Any]] = {}
         self._supervisor: Supervisor | None = None
         self._push: PushDelivery | None = None
         self.registry.register(_Scraped(self))
@@ -109,8 +110,15 @@ class ServerMetrics:
 
     def request(self, method: str, binding: str, code: str, seconds: float) -> None:
         """Count one answered call."""
-        self._requests.labels(method, binding, code).inc()
-        self._duration.labels(method).observe(seconds)
+        key = (method, binding, code)
+        counted = self._counted.get(key)
+        if counted is None:  # a labelled child is looked up once, not per call
+            counted = self._counted[key] = (
+                self._requests.labels(method, binding, code),
+                self._duration.labels(method),
+            )
+        counted[0].inc()
+        counted[1].observe(seconds)
 
     def task_event(
         self,

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
 
 from a2a_actors.protocol.card import AgentCard
 from a2a_actors.protocol.models import Message, StreamResponse, Task
@@ -67,6 +68,7 @@ __all__ = ("SERVICE", "ObservedMethods")
 #: The A2A service's name (the protobuf service), ``rpc.service`` of every SERVER span.
 SERVICE = "lf.a2a.v1.A2AService"
 _OK = "OK"
+R = TypeVar("R")
 
 
 class _Call:
@@ -160,16 +162,26 @@ class _Observer:
                 span.set_attribute(ATTRIBUTES["state"], call.state)
             span.end()
 
-    @asynccontextmanager
-    async def unary(self, method: str, ctx: CallContext) -> AsyncIterator[_Call]:
-        """Observe one unary call: the span is current inside."""
+    async def unary(
+        self,
+        method: str,
+        ctx: CallContext,
+        run: Callable[[CallContext], Awaitable[R]],
+        task_id: str = "",
+        context_id: str = "",
+    ) -> R:
+        """Observe ``run(ctx)``, one unary call about ``task_id``: the span is current
+        while it runs."""
         call = self.begin(method, ctx)
+        call.task(task_id, context_id)
         try:
             if call.span is None:
-                yield call
+                result = await run(call.ctx)
             else:
                 with Tracing.current(call.span):
-                    yield call
+                    result = await run(call.ctx)
+            call.saw(result)
+            return result
         except Exception as exc:
             call.failed(exc)
             raise
@@ -236,11 +248,14 @@ class ObservedMethods(Methods):
         self._observe = _Observer(tracing, metrics)
 
     async def send_message(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:
-        async with self._observe.unary("SendMessage", ctx) as call:
-            call.task(request.message.task_id or "", request.message.context_id or "")
-            result = await super().send_message(request, call.ctx)
-            call.saw(result)
-            return result
+        message = request.message
+        return await self._observe.unary(
+            "SendMessage",
+            ctx,
+            partial(Methods.send_message, self, request),
+            message.task_id or "",
+            message.context_id or "",
+        )
 
     @asynccontextmanager
     async def stream_message(
@@ -279,51 +294,45 @@ class ObservedMethods(Methods):
             observer.end(call)
 
     async def get_task(self, request: GetTaskRequest, ctx: CallContext) -> Task:
-        async with self._observe.unary("GetTask", ctx) as call:
-            call.task(request.id)
-            task = await super().get_task(request, call.ctx)
-            call.saw(task)
-            return task
+        run = partial(Methods.get_task, self, request)
+        return await self._observe.unary("GetTask", ctx, run, request.id)
 
     async def list_tasks(self, request: ListTasksRequest, ctx: CallContext) -> ListTasksResponse:
-        async with self._observe.unary("ListTasks", ctx) as call:
-            return await super().list_tasks(request, call.ctx)
+        run = partial(Methods.list_tasks, self, request)
+        return await self._observe.unary("ListTasks", ctx, run)
 
     async def cancel_task(self, request: CancelTaskRequest, ctx: CallContext) -> Task:
-        async with self._observe.unary("CancelTask", ctx) as call:
-            call.task(request.id)
-            task = await super().cancel_task(request, call.ctx)
-            call.saw(task)
-            return task
+        run = partial(Methods.cancel_task, self, request)
+        return await self._observe.unary("CancelTask", ctx, run, request.id)
 
     async def create_push_config(
         self, request: TaskPushNotificationConfig, ctx: CallContext
     ) -> TaskPushNotificationConfig:
-        async with self._observe.unary("CreateTaskPushNotificationConfig", ctx) as call:
-            call.task(request.task_id)
-            return await super().create_push_config(request, call.ctx)
+        run = partial(Methods.create_push_config, self, request)
+        method = "CreateTaskPushNotificationConfig"
+        return await self._observe.unary(method, ctx, run, request.task_id)
 
     async def get_push_config(
         self, request: GetTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> TaskPushNotificationConfig:
-        async with self._observe.unary("GetTaskPushNotificationConfig", ctx) as call:
-            call.task(request.task_id)
-            return await super().get_push_config(request, call.ctx)
+        run = partial(Methods.get_push_config, self, request)
+        method = "GetTaskPushNotificationConfig"
+        return await self._observe.unary(method, ctx, run, request.task_id)
 
     async def list_push_configs(
         self, request: ListTaskPushNotificationConfigsRequest, ctx: CallContext
     ) -> ListTaskPushNotificationConfigsResponse:
-        async with self._observe.unary("ListTaskPushNotificationConfigs", ctx) as call:
-            call.task(request.task_id)
-            return await super().list_push_configs(request, call.ctx)
+        run = partial(Methods.list_push_configs, self, request)
+        method = "ListTaskPushNotificationConfigs"
+        return await self._observe.unary(method, ctx, run, request.task_id)
 
     async def delete_push_config(
         self, request: DeleteTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> None:
-        async with self._observe.unary("DeleteTaskPushNotificationConfig", ctx) as call:
-            call.task(request.task_id)
-            await super().delete_push_config(request, call.ctx)
+        run = partial(Methods.delete_push_config, self, request)
+        method = "DeleteTaskPushNotificationConfig"
+        await self._observe.unary(method, ctx, run, request.task_id)
 
     async def extended_card(self, ctx: CallContext) -> AgentCard:
-        async with self._observe.unary("GetExtendedAgentCard", ctx) as call:
-            return await super().extended_card(call.ctx)
+        run = partial(Methods.extended_card, self)
+        return await self._observe.unary("GetExtendedAgentCard", ctx, run)
