@@ -94,6 +94,7 @@ class A2AMethods:
         extensions: Sequence[str],
         resubscribe: bool | None,
         task_id: str = "",
+        last_event_id: str | None = None,
     ) -> EventStream:
         exts = self._exts(extensions)
 
@@ -111,6 +112,7 @@ class A2AMethods:
             resubscribe=self.resubscribe if resubscribe is None else resubscribe,
             max_resubscribes=self.max_resubscribes,
             task_id=task_id,
+            last_event_id=last_event_id,
         )
 
     # -- messages --------------------------------------------------------------------------
@@ -266,11 +268,14 @@ class A2AMethods:
         *,
         extensions: Sequence[str] = (),
         resubscribe: bool | None = None,
+        last_event_id: str | int | None = None,
     ) -> EventStream:
         """SubscribeToTask, as ``async with client.subscribe(task_id) as events``.
 
         The first event is a Task snapshot, then every later event until the task is
-        terminal or interrupted.
+        terminal or interrupted. With ``last_event_id`` (an earlier stream's
+        ``last_event_id``) it resumes after that event instead, when the server still
+        holds what followed it (sent as ``Last-Event-ID``; else the snapshot comes first).
 
         Raises (on entering):
             TaskNotFoundError: Unknown task.
@@ -283,6 +288,7 @@ class A2AMethods:
             extensions=extensions,
             resubscribe=resubscribe,
             task_id=task_id,
+            last_event_id=None if last_event_id is None else str(last_event_id),
         )
 
     # -- push notification configs ---------------------------------------------------------

@@ -228,6 +228,12 @@ class _Observed:
     def __aiter__(self) -> _Observed:
         return self
 
+    @property
+    def last_event_id(self) -> str | None:
+        """The SSE id of the last event (:class:`~.transport.SSEEventIterator`), if any."""
+        last: str | None = getattr(self._events, "last_event_id", None)
+        return last
+
     async def __anext__(self) -> StreamResponse:
         try:
             event = await self._events.__anext__()

@@ -14,12 +14,19 @@ connection) before the stream is done, it was cut:
 
 * without ``resubscribe`` it raises :class:`~.errors.StreamInterruptedError`;
 * with ``resubscribe`` and a known task id, it opens SubscribeToTask for the task and goes
-  on. The first event of a subscription is a Task snapshot; it is skipped when it only
+  on. When the stream's events carried SSE ids, the subscription sends the last one it
+  delivered as ``Last-Event-ID``: a server that still holds the later events (ours does,
+  for a while) sends exactly those, so the consumer sees every event once, none twice.
+  Otherwise the first event of a subscription is a Task snapshot; it is skipped when it only
   repeats what this stream already delivered (same status, same artifacts), and yielded
   otherwise, so the consumer can resynchronise (a ``task`` event is a whole snapshot: replace,
   do not append). If the server refuses the subscription because the task is already
   terminal (-32004), the final Task is fetched with GetTask and yielded the same way.
-  At most ``max_resubscribes`` re-subscriptions are attempted per stream.
+  At most ``max_resubscribes`` re-subscriptions are attempted per stream; one that fails
+  because the server cannot be reached or is busy is retried after a delay
+  (``retry_delay`` seconds, doubling, at most :data:`MAX_RETRY_DELAY`) while attempts
+  remain. A stream resumed after its task's final event ends at once without an event:
+  that is its normal end when GetTask then shows the task terminal.
 
 Alongside, :class:`TaskView` folds the events into the current Task (status replaced,
 artifact chunks appended by ``artifactId``), which is what :attr:`EventStream.task` returns.
@@ -31,9 +38,10 @@ import collections
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
 
+import anyio
 from msgspec.structs import replace
 
-from a2a_actors.protocol.errors import A2AError, UnsupportedOperationError
+from a2a_actors.protocol.errors import A2AError, ServerBusyError, UnsupportedOperationError
 from a2a_actors.protocol.models import (
     Artifact,
     Message,
@@ -45,9 +53,14 @@ from a2a_actors.protocol.models import (
 from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
 
 from .errors import A2AConnectionError, StreamInterruptedError
-from .transport import EventSource
+from .transport import EventSource, request_headers
 
-__all__ = ("EventStream", "TaskView", "is_final_state")
+__all__ = ("LAST_EVENT_ID", "MAX_RETRY_DELAY", "EventStream", "TaskView", "is_final_state")
+
+#: The request header that resumes a stream after the event with that SSE id.
+LAST_EVENT_ID = "Last-Event-ID"
+#: The longest wait (seconds) before another re-subscription attempt.
+MAX_RETRY_DELAY = 5.0
 
 
 def is_final_state(state: TaskState) -> bool:
@@ -112,6 +125,18 @@ class EventStream:
     :class:`~a2a_actors.protocol.models.StreamResponse` in server order and stops when the
     server closes a finished stream.
 
+    Args:
+        open_source: Opens the stream (the streaming call).
+        subscribe: Opens SubscribeToTask for a task id (to resume a cut stream).
+        fetch_task: GetTask, for a task that ended while the stream was cut.
+        resubscribe: Resume a cut stream (see the module docstring).
+        max_resubscribes: Re-subscription attempts allowed per stream.
+        task_id: The task streamed, when known before the first event.
+        last_event_id: Sent as ``Last-Event-ID`` when the stream is opened (a
+            SubscribeToTask resuming after that event).
+        retry_delay: Seconds before retrying a re-subscription the server could not
+            answer (doubling, at most :data:`MAX_RETRY_DELAY`).
+
     Raises (from iteration):
         StreamInterruptedError: The stream was cut before a final event and could not be
             resumed (see the module docstring).
@@ -128,6 +153,8 @@ class EventStream:
         resubscribe: bool = False,
         max_resubscribes: int = 3,
         task_id: str = "",
+        last_event_id: str | None = None,
+        retry_delay: float = 0.5,
     ) -> None:
         self._open = open_source
         self._subscribe = subscribe
@@ -135,6 +162,8 @@ class EventStream:
         self._resubscribe = resubscribe and subscribe is not None
         self._budget = max_resubscribes
         self._task_id = task_id
+        self._last_id = last_event_id
+        self._retry_delay = retry_delay
         self._source: EventSource | None = None
         self._events: AsyncIterator[StreamResponse] | None = None
         self._pending: collections.deque[StreamResponse] = collections.deque()
@@ -143,6 +172,7 @@ class EventStream:
         self._ended = False  # a Message or terminal state was seen: stop reading
         self._finished = False
         self._after_resubscribe = False
+        self._quiet_resume = False  # opened with Last-Event-ID, no event since
         self.resubscribes = 0  #: how many times the stream was resumed
 
     # -- the task so far ----------------------------------------------------------------
@@ -168,6 +198,12 @@ class EventStream:
         return self._view.task.status.state if self._view.task is not None else None
 
     @property
+    def last_event_id(self) -> str | None:
+        """The SSE id of the last event delivered (``None`` while none came with one): pass
+        it to ``client.subscribe(task_id, last_event_id=...)`` to resume this stream later."""
+        return self._last_id
+
+    @property
     def done(self) -> bool:
         """True once a final event (Message, terminal or interrupted state) was seen."""
         return self._done
@@ -177,7 +213,7 @@ class EventStream:
     async def __aenter__(self) -> EventStream:
         if self._source is not None or self._finished:
             raise RuntimeError("an EventStream can be entered only once")
-        await self._enter(self._open())
+        await self._enter(self._open, self._last_id)
         return self
 
     async def __aexit__(
@@ -218,13 +254,17 @@ class EventStream:
             except A2AConnectionError as exc:
                 cut = exc
             else:
+                self._quiet_resume = False
+                last_id = getattr(self._events, "last_event_id", None)
+                if last_id is not None:
+                    self._last_id = last_id
                 if self._after_resubscribe:
                     self._after_resubscribe = False
                     if event.task is not None and self._view.repeats(event.task):
                         continue
                 self._observe(event)
                 return event
-            if self._done:
+            if self._done or (cut is None and await self._ended_before_resume()):
                 self._finished = True
                 raise StopAsyncIteration
             await self._recover(cut)
@@ -239,8 +279,31 @@ class EventStream:
             self._done = is_final_state(state)
             self._ended = state in TERMINAL_STATES
 
-    async def _enter(self, source: EventSource) -> None:
-        self._events = await source.__aenter__()
+    async def _ended_before_resume(self) -> bool:
+        """Whether a stream resumed after its task's final event (it ends at once, with no
+        event) is over: the task is terminal (GetTask), now the stream's task."""
+        if not self._quiet_resume or self._fetch is None or not self.task_id:
+            return False
+        try:
+            task = await self._fetch(self.task_id)
+        except A2AError:
+            return False
+        if task.status.state not in TERMINAL_STATES:
+            return False
+        if self._view.task is None:
+            self._view.apply(StreamResponse(task=task))
+        self._done = self._ended = True
+        return True
+
+    async def _enter(self, open_source: Callable[[], EventSource], last_id: str | None) -> None:
+        self._quiet_resume = last_id is not None
+        if last_id is None:
+            source = open_source()
+            self._events = await source.__aenter__()
+        else:  # the header is read while the request is built (by the call or on entering)
+            with request_headers({LAST_EVENT_ID: last_id}):
+                source = open_source()
+                self._events = await source.__aenter__()
         self._source = source
 
     async def _close_source(self) -> None:
@@ -248,29 +311,39 @@ class EventStream:
         if source is not None:
             await source.__aexit__(None, None, None)
 
-    async def _recover(self, cut: A2AConnectionError | None) -> None:
+    async def _recover(self, cut: A2AError | None) -> None:
         task_id = self.task_id
-        if not self._resubscribe or not task_id or self.resubscribes >= self._budget:
-            self._finished = True
-            raise StreamInterruptedError(
-                _cut_message(cut, task_id), task_id=task_id, last_state=self.state
-            ) from cut
-        assert self._subscribe is not None
-        self.resubscribes += 1
+        subscribe = self._subscribe
         await self._close_source()
-        try:
-            await self._enter(self._subscribe(task_id))
-        except UnsupportedOperationError as exc:  # the task ended during the gap
-            await self._final_snapshot(task_id, exc)
+        failed = 0  # attempts of this recovery that could not reach the server
+        while True:
+            if not self._resubscribe or not task_id or self.resubscribes >= self._budget:
+                self._finished = True
+                raise StreamInterruptedError(
+                    _cut_message(cut, task_id), task_id=task_id, last_state=self.state
+                ) from cut
+            assert subscribe is not None
+            if failed:
+                await anyio.sleep(min(self._retry_delay * 2 ** (failed - 1), MAX_RETRY_DELAY))
+            self.resubscribes += 1
+            try:
+                await self._enter(lambda: subscribe(task_id), self._last_id)
+            except UnsupportedOperationError as exc:  # the task ended during the gap
+                await self._final_snapshot(task_id, exc)
+                return
+            except (A2AConnectionError, ServerBusyError) as exc:  # try again, if allowed
+                cut = exc
+                failed += 1
+                continue
+            except A2AError as exc:
+                self._finished = True
+                raise StreamInterruptedError(
+                    f"stream cut and SubscribeToTask failed: {exc}",
+                    task_id=task_id,
+                    last_state=self.state,
+                ) from exc
+            self._after_resubscribe = True
             return
-        except A2AError as exc:
-            self._finished = True
-            raise StreamInterruptedError(
-                f"stream cut and SubscribeToTask failed: {exc}",
-                task_id=task_id,
-                last_state=self.state,
-            ) from exc
-        self._after_resubscribe = True
 
     async def _final_snapshot(self, task_id: str, refusal: A2AError) -> None:
         task: Task | None = None
@@ -291,7 +364,7 @@ class EventStream:
             self._pending.append(StreamResponse(task=task))
 
 
-def _cut_message(cut: A2AConnectionError | None, task_id: str) -> str:
+def _cut_message(cut: A2AError | None, task_id: str) -> str:
     what = f"stream of task {task_id}" if task_id else "stream"
     how = f" ({cut.message})" if cut is not None else ""
     return f"{what} ended before a terminal or interrupted state{how}"

@@ -20,7 +20,9 @@ is abandoned half-way leaves nothing for the garbage collector to finalise (http
 byte generators are unwound too: see :meth:`SSEEventIterator.drain`). The iterator ends
 (``StopAsyncIteration``) when the server closes the stream cleanly and raises
 :class:`A2AConnectionError` when the connection breaks; deciding whether the end came too
-early is the job of :mod:`.stream`, which knows the task states.
+early is the job of :mod:`.stream`, which knows the task states. An SSE iterator tells the
+SSE id of the last event it returned (``last_event_id``), which :mod:`.stream` sends back
+as ``Last-Event-ID`` to resume a cut stream.
 """
 
 from __future__ import annotations
@@ -201,6 +203,11 @@ class SSEEventIterator:
     """Decoded events of one ``text/event-stream`` reply, in order.
 
     A typed error decoded from an event is raised after the events that preceded it.
+
+    Attributes:
+        last_event_id: The SSE id of the last event returned (``None`` before the first,
+            or when the stream sends no ids); what a resumed stream sends as
+            ``Last-Event-ID``.
     """
 
     def __init__(self, response: httpx.Response, decode: EventDecoder) -> None:
@@ -208,9 +215,12 @@ class SSEEventIterator:
         self._chunks = response.aiter_bytes()
         self._decode = decode
         self._parser = SSEParser()
-        self._pending: collections.deque[StreamResponse | A2AError] = collections.deque()
+        self._pending: collections.deque[tuple[StreamResponse | A2AError, str | None]] = (
+            collections.deque()
+        )
         self._eof = False
         self._bytes_done = False  # httpx's byte generators are exhausted or failed
+        self.last_event_id: str | None = None
 
     def __aiter__(self) -> SSEEventIterator:
         return self
@@ -240,15 +250,16 @@ class SSEEventIterator:
                 try:
                     decoded = self._decode(event)
                 except A2AError as exc:
-                    self._pending.append(exc)
+                    self._pending.append((exc, event.id))
                     break
                 if decoded is not None:
-                    self._pending.append(decoded)
-        item = self._pending.popleft()
+                    self._pending.append((decoded, event.id))
+        item, event_id = self._pending.popleft()
         if isinstance(item, A2AError):
             self._pending.clear()
             self._eof = True
             raise item
+        self.last_event_id = event_id
         return item
 
     async def drain(self) -> None:

@@ -198,7 +198,8 @@ class Subscription:
         if len(self._buffer) >= self._capacity:
             return False
         self._buffer.append((version, event))
-        self._wake()
+        if self._waiter is not None:
+            self._wake()
         return True
 
 
@@ -282,12 +283,18 @@ class Fanout:
         subscribers = self._subscribers
         if not subscribers:
             return 0
-        dropped = 0
-        for sub in tuple(subscribers):
+        behind: list[Subscription] | None = None
+        for sub in subscribers:  # offer() never changes the list
             if not sub.offer(version, event, snapshot, snapshot_version):
+                if behind is None:
+                    behind = []
+                behind.append(sub)
+        dropped = 0
+        if behind is not None:
+            for sub in behind:
                 subscribers.remove(sub)
                 sub.finish(dropped=True)
-                dropped += 1
+            dropped = len(behind)
         if final:
             self.end_all()
         self.dropped += dropped

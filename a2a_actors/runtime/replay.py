@@ -94,11 +94,8 @@ class EventHistory:
         return [item for item in events if item[0] > version]
 
 
-@dataclasses.dataclass(slots=True)
-class _Entry:
-    deadline: float
-    version: int
-    history: EventHistory
+#: A kept history: when it expires, the task version it ends at, the history.
+_Entry = tuple[float, int, EventHistory]
 
 
 class SettledHistories:
@@ -112,7 +109,7 @@ class SettledHistories:
         clock: Monotonic seconds (inject one in tests).
     """
 
-    __slots__ = ("_clock", "_entries", "_events", "_keep_for", "_max_events")
+    __slots__ = ("_clock", "_entries", "_events", "_expires", "_keep_for", "_max_events")
 
     def __init__(
         self, options: ResumeOptions, *, clock: Callable[[], float] = time.monotonic
@@ -120,8 +117,10 @@ class SettledHistories:
         self._keep_for = options.keep_for
         self._max_events = options.max_settled_events
         self._clock = clock
-        self._entries: dict[str, _Entry] = {}  # oldest first
+        # Oldest first; as every entry is kept for the same time, the first one expires first.
+        self._entries: dict[str, _Entry] = {}
         self._events = 0
+        self._expires = float("inf")  # when the first entry expires
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -138,12 +137,16 @@ class SettledHistories:
         entries = self._entries
         old = entries.pop(task_id, None)
         if old is not None:
-            self._events -= len(old.history)
-        if not history.events:
+            self._events -= len(old[2])
+        kept = len(history.events)
+        if not kept:
             return
-        entries[task_id] = _Entry(now + self._keep_for, version, history)
-        self._events += len(history.events)
-        self._expire(now)
+        if not entries:
+            self._expires = now + self._keep_for
+        entries[task_id] = (now + self._keep_for, version, history)
+        self._events += kept
+        if now >= self._expires or self._events > self._max_events:
+            self._expire(now)
 
     def get(self, task_id: str, version: int) -> EventHistory | None:
         """The kept history of ``task_id`` if it is fresh and ends at ``version`` (the
@@ -151,10 +154,10 @@ class SettledHistories:
         entry = self._entries.get(task_id)
         if entry is None:
             return None
-        if entry.deadline <= self._clock() or entry.version != version:
+        if entry[0] <= self._clock() or entry[1] != version:
             self._drop(task_id)
             return None
-        return entry.history
+        return entry[2]
 
     def take(self, task_id: str, version: int) -> EventHistory | None:
         """:meth:`get`, and forget it here (the task records into it again)."""
@@ -166,13 +169,16 @@ class SettledHistories:
     def _drop(self, task_id: str) -> None:
         entry = self._entries.pop(task_id, None)
         if entry is not None:
-            self._events -= len(entry.history)
+            self._events -= len(entry[2])
 
     def _expire(self, now: float) -> None:
+        """Drop the oldest entries while they are expired or too many events are kept."""
         entries = self._entries
         while entries:
             task_id, oldest = next(iter(entries.items()))
-            if oldest.deadline > now and self._events <= self._max_events:
+            if oldest[0] > now and self._events <= self._max_events:
+                self._expires = oldest[0]
                 return
             del entries[task_id]
-            self._events -= len(oldest.history)
+            self._events -= len(oldest[2])
+        self._expires = float("inf")

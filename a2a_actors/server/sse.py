@@ -37,7 +37,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeGuard
+from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -114,10 +114,6 @@ class _Versioned(Protocol):
     def version(self) -> int:
         """The task version of the event the stream returned last."""
         ...
-
-
-def _versioned(events: object) -> TypeGuard[_Versioned]:
-    return hasattr(events, "version")
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,8 +289,8 @@ class _Stream:
         try:
             async with self._call.open() as events:
                 iterator = aiter(events)
-                if _versioned(iterator):
-                    self._versions = iterator
+                if hasattr(iterator, "version"):  # the runtime's streams: ids
+                    self._versions = iterator  # type: ignore[assignment]
                 ready: Callable[[], bool] | None = getattr(iterator, "ready", None)
                 pending: Callable[[], StreamResponse | None] | None = getattr(
                     iterator, "next_nowait", None
