@@ -1,4 +1,5 @@
-"""Fixtures: tracing on, into an in-memory exporter, for one test."""
+"""Fixtures: tracing on, into an in-memory exporter, for one test; both backends for the
+tests marked ``anyio``."""
 
 from __future__ import annotations
 
@@ -24,3 +25,9 @@ def spans() -> Iterator[InMemorySpanExporter]:
     finally:
         tracing.disable()
         provider.shutdown()
+
+
+@pytest.fixture(params=["trio", "asyncio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    backend: str = request.param
+    return backend

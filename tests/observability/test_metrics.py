@@ -216,6 +216,7 @@ async def test_metrics_are_behind_the_servers_credentials_unless_public() -> Non
         assert status == 404
 
 
+@pytest.mark.anyio
 async def test_each_server_in_a_process_has_its_own_registry_and_a_stream_counts() -> None:
     config = ServerConfig(metrics=MetricsOptions())
 

@@ -136,6 +136,7 @@ async def _failing(ctx: TaskContext) -> str:
     raise RuntimeError("disk on fire")
 
 
+@pytest.mark.anyio
 async def test_errors_show_on_the_server_span_and_failures_on_the_task_span(
     spans: InMemorySpanExporter,
 ) -> None:
@@ -173,6 +174,7 @@ async def test_errors_show_on_the_server_span_and_failures_on_the_task_span(
     assert task_span.status.status_code is StatusCode.ERROR
 
 
+@pytest.mark.anyio
 async def test_an_incoming_traceparent_is_continued_and_becomes_the_root_correlation(
     spans: InMemorySpanExporter,
 ) -> None:
@@ -206,6 +208,7 @@ async def test_an_incoming_traceparent_is_continued_and_becomes_the_root_correla
     assert seen == [f"00-{caller_trace}-{format_span_id(_id(server))}-01"]
 
 
+@pytest.mark.anyio
 async def test_a_remote_agent_call_is_a_client_span_continued_by_the_server(
     spans: InMemorySpanExporter,
 ) -> None:
