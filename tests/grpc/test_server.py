@@ -334,3 +334,10 @@ async def test_streams_of_many_clients_at_once() -> None:
                     tg.start_soon(one, opened, results)
             expected = ["task", "status_update", *["artifact_update"] * 3, "status_update"]
             assert results == [expected] * 20
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_serve_refuses_grpc_on_trio() -> None:
+    config = ServerConfig(grpc=GrpcOptions())
+    with pytest.raises(ValueError, match=r"^gRPC is served on asyncio \(grpcio's grpc\.aio\)"):
+        await serve(scenario_agent, config=config)

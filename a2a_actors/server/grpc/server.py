@@ -63,8 +63,11 @@ class GrpcServer:
         bind_host = options.host or host
         try:
             port = self._server.add_insecure_port(_address(bind_host, options.port))
-        except RuntimeError as exc:  # grpcio reports a failed bind this way
-            raise OSError(f"cannot listen on {_address(bind_host, options.port)}: {exc}") from None
+        except RuntimeError:  # grpcio reports a failed bind this way (and logs why)
+            wanted = _address(bind_host, options.port)
+            raise OSError(
+                f"gRPC cannot listen on {wanted} (in use, or not an address here)"
+            ) from None
         #: The address the server listens on (``host:port``).
         self.address = _address(bind_host, port)
         service.cards.declare_grpc(self.address, advertised=options.advertised)
