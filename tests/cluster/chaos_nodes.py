@@ -163,6 +163,7 @@ async def cli_nodes(
         yield [nodes[node_id] for node_id in node_ids]
 
 
-async def client_of(node: CliNode) -> A2AClient:
-    """A client of ``node`` (no card cache, no resubscription: a cut stream is an error)."""
-    return await A2AClient.connect(node.url, card_cache=None)
+async def client_of(node: CliNode, *, binding: str = "JSONRPC") -> A2AClient:
+    """A client of ``node`` speaking ``binding`` (``"HTTP+JSON"``: REST), without a card
+    cache or resubscription (a cut stream is an error)."""
+    return await A2AClient.connect(node.url, card_cache=None, bindings=(binding,))
