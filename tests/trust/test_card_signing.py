@@ -24,7 +24,7 @@ from starlette.applications import Starlette
 
 from a2a_actors.client import A2AClient, CardKeys, CardSignatureError, parse_card
 from a2a_actors.protocol.jose import decode_protected
-from a2a_actors.server import CardSigningOptions, ExtendedCard, ServerConfig, create_app
+from a2a_actors.server import CardSigningOptions, ExtendedCard, JWTOptions, ServerConfig, create_app
 
 from ..interop.sdk_server import build_agent_card
 from ..server.agents import scenario_agent
@@ -223,3 +223,24 @@ def test_unusable_signing_keys_are_refused_when_the_app_is_created() -> None:
         CardSigningOptions(key=b"x", kid="")
     with pytest.raises(ValueError, match="https"):
         CardSigningOptions(key=b"x", kid="k", jku="http://keys.example/jwks")
+
+
+@pytest.mark.parametrize("oidc", [None, "https://idp.example/.well-known/openid-configuration"])
+async def test_a_signed_card_with_security_schemes_verifies_with_the_sdk(oidc: str | None) -> None:
+    """The dual 0.3/1.0 form of the schemes (which the SDK's parser rewrites) is unsigned:
+    what the SDK reads back is the signed 1.0 card."""
+    key = KEYS["ES256"]
+    idp = SigningKey.make("idp", "RS256")
+    config = _config(key).replace(
+        api_keys={"k": "p"},
+        jwt=JWTOptions(
+            jwks=jwks(idp), issuer="https://idp.example", audience="a", oidc_discovery=oidc
+        ),
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with served(config=config) as url, httpx.AsyncClient() as http:
+            document = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+            assert len(document["securitySchemes"]) == 2
+            assert "type" in document["securitySchemes"]["apiKey"]  # the 0.3 form too
+            _sdk_verifier(key)(parse_agent_card(copy.deepcopy(document)))
+            assert CardKeys(jwks(key)).verify(parse_card(json.dumps(document).encode()))
