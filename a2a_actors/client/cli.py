@@ -298,6 +298,8 @@ def _describe(exc: A2AError) -> str:
 def _credentials_hint(args: argparse.Namespace) -> str:
     if args.api_key or args.bearer_token:
         return "the agent refused the credentials given (--api-key / --bearer-token)"
+    if args.url.startswith(_GRPC_SCHEMES):  # no card to point at
+        return "this agent needs credentials: pass --api-key KEY or --bearer-token TOKEN"
     card = f"a2a-actors card {shlex.quote(args.url)}"
     return (
         "this agent needs credentials: pass --api-key KEY or --bearer-token TOKEN "

@@ -22,7 +22,7 @@ from a2a_actors.protocol import codec
 from a2a_actors.protocol.models import StreamResponse, Task, TaskState
 from a2a_actors.protocol.requests import ListTasksResponse, SendMessageResponse
 from tests.client.scenarios import STREAM_CHUNKS, TIMEOUT
-from tests.grpc.grpc_servers import GrpcServer
+from tests.grpc.grpc_servers import FakeService, GrpcServer
 from tests.interop.sdk_server import SdkServer, run_sdk_server
 
 
@@ -148,6 +148,18 @@ def test_bad_input_is_refused_before_anything_is_sent(
     status, _, err = run(capsys, "card", url)
     assert status == 2
     assert "has no card to fetch" in err
+
+
+def test_an_authentication_failure_says_what_to_pass(
+    fake_grpc: tuple[GrpcServer, FakeService], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, _ = fake_grpc
+    status, _, err = run(capsys, "send", f"grpc://{server.target}", "status UNAUTHENTICATED")
+    assert status == 1
+    assert err.splitlines() == [
+        "error: UnauthenticatedError (-32051): plain status UNAUTHENTICATED",
+        "this agent needs credentials: pass --api-key KEY or --bearer-token TOKEN",
+    ]
 
 
 _NO_GRPC = textwrap.dedent(
