@@ -22,7 +22,7 @@ from a2a_actors._version import __version__
 from a2a_actors.protocol.card import AgentCard, AgentInterface
 
 from .auth import APIKey, AuthHook, BearerToken, build_auth
-from .card_verify import CardKeysSource, card_keys
+from .card_verify import CardKeys, CardKeysSource, CardSignatureError, card_keys
 from .discovery import (
     DEFAULT_CARD_CACHE,
     TASKS_SEND_BINDING,
@@ -136,6 +136,8 @@ class A2AClient(A2AMethods):
             resubscribe=resubscribe,
             max_resubscribes=max_resubscribes,
         )
+        #: The keys the card must be signed by (set by :meth:`connect` with ``verify_card``).
+        self._card_keys: CardKeys | None = None
 
     @classmethod
     async def connect(
@@ -164,8 +166,8 @@ class A2AClient(A2AMethods):
         name instead: the card and URL are then the registry's entry (:mod:`.registry`).
         A card fetch goes through ``middleware`` as a ``GetAgentCard`` call. With
         ``verify_card`` (trusted keys: :class:`~.card_verify.CardKeys`, a JWKS object, or a
-        JWKS file or URL) the card must carry a signature one of them verifies
-        (docs/trust.md).
+        JWKS file or URL) the card must carry a signature one of them verifies, and so must
+        the extended card :meth:`get_extended_card` fetches later (docs/trust.md).
 
         Raises:
             AgentCardError: No usable card.
@@ -192,8 +194,9 @@ class A2AClient(A2AMethods):
 
                 call = ClientCall("GetAgentCard", base_url, base_url)
                 card = cast(AgentCard, await run_chain(middleware, call, fetch))
-            if verify_card is not None:
-                (await card_keys(verify_card, http=http)).verify(card)
+            keys = None if verify_card is None else await card_keys(verify_card, http=http)
+            if keys is not None:
+                keys.verify(card)
             interface = resolve_interface(card, base_url=base_url.rstrip("/"), bindings=bindings)
         except BaseException:
             if http_client is None:
@@ -211,7 +214,26 @@ class A2AClient(A2AMethods):
             middleware=middleware,
         )
         client._own_http = http_client is None
+        client._card_keys = keys
         return client
+
+    async def get_extended_card(self, *, extensions: Sequence[str] = ()) -> AgentCard:
+        """GetExtendedAgentCard (see :class:`~.methods.A2AMethods`); with ``verify_card``
+        given to :meth:`connect`, a card not signed by one of its keys is refused.
+
+        Raises:
+            CardSignatureError: The extended card is not signed by a trusted key (the card
+                held before stays :attr:`card`).
+        """
+        previous = self.card
+        card = await super().get_extended_card(extensions=extensions)
+        if self._card_keys is not None:
+            try:
+                self._card_keys.verify(card)
+            except CardSignatureError:
+                self.card = previous
+                raise
+        return card
 
     # -- lifetime --------------------------------------------------------------------------
 

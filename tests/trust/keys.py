@@ -121,10 +121,12 @@ def tampered(token: str, **changes: Any) -> str:
 
 
 class JSONServer:
-    """A real HTTP/1.1 server on 127.0.0.1 answering every GET with ``document`` (JSON)."""
+    """A real HTTP/1.1 server on 127.0.0.1 answering every request with ``document`` (JSON),
+    or with ``routes[path]`` for the paths it names."""
 
     def __init__(self, document: dict[str, Any]) -> None:
         self.document = document
+        self.routes: dict[str, dict[str, Any]] = {}
         self.fetches = 0
         self.url = ""
         self.base_url = ""
@@ -137,7 +139,8 @@ class JSONServer:
                     chunk = await stream.receive()
                     data += chunk
             self.fetches += 1
-            body = json.dumps(self.document).encode()
+            path = data.split(b" ", 2)[1].decode() if data.count(b" ") >= 2 else "/"
+            body = json.dumps(self.routes.get(path, self.document)).encode()
             head = (
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"

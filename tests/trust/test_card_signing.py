@@ -244,3 +244,42 @@ async def test_a_signed_card_with_security_schemes_verifies_with_the_sdk(oidc: s
             assert "type" in document["securitySchemes"]["apiKey"]  # the 0.3 form too
             _sdk_verifier(key)(parse_agent_card(copy.deepcopy(document)))
             assert CardKeys(jwks(key)).verify(parse_card(json.dumps(document).encode()))
+
+
+async def test_the_extended_card_is_verified_too() -> None:
+    key = KEYS["ES256"]
+    with anyio.fail_after(TIMEOUT):
+        async with served(config=_config(key)) as url, httpx.AsyncClient() as http:
+            async with await A2AClient.connect(url, verify_card=jwks(key), card_cache=None) as c:
+                assert (await c.get_extended_card()).name == "extended"
+            public = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+            extended = (await http.get(f"{url}/rest/extendedAgentCard", headers=V1)).json()
+        # a fake agent: the signed public card, and an extended card altered after signing
+        async with json_server(public) as fake:
+            public["supportedInterfaces"] = [
+                {
+                    "url": f"{fake.base_url}/rest",
+                    "protocolBinding": "HTTP+JSON",
+                    "protocolVersion": "1.0",
+                }
+            ]
+            fake.document = _resigned(public, key)
+            fake.routes["/rest/extendedAgentCard"] = {**extended, "name": "altered"}
+            async with await A2AClient.connect(
+                fake.base_url, verify_card=jwks(key), card_cache=None
+            ) as client:
+                before = client.card
+                with pytest.raises(CardSignatureError, match="does not match the card"):
+                    await client.get_extended_card()
+                assert client.card is before  # the verified card is kept
+
+
+def _resigned(document: dict[str, Any], key: SigningKey) -> dict[str, Any]:
+    """``document`` signed again by ``key`` (after the test changed it)."""
+    from a2a_actors.protocol import codec
+    from a2a_actors.server.card_signing import CardSigner
+
+    signer = CardSigner(CardSigningOptions(key=key.private_pem(), kid=key.kid))
+    card = parse_card(json.dumps({k: v for k, v in document.items() if k != "signatures"}).encode())
+    signed: dict[str, Any] = codec.to_builtins(signer.sign(card))
+    return signed
