@@ -45,6 +45,9 @@ extra (missing: one line naming it, status 2); a NATS that cannot be reached is 
 stderr and the exit status is 1, and so is a node that lost its lease (cut from NATS for a
 lease time: it stops serving, since the other nodes settle its tasks).
 
+``--jwks``/``--jwt-*``/``--oidc-discovery`` (JWT bearer tokens) and ``--sign-card``/
+``--sign-kid``/``--sign-jku`` (signed cards) are parsed by :mod:`.cli_trust` (docs/trust.md).
+
 Once serving, the process tunes its cyclic garbage collector (benchmarks/README.md):
 ``gc.freeze()`` moves what start-up built (modules, the app), which lives as long as the
 process, out of the collector's sight, so full collections under load stay short; and the

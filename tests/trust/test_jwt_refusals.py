@@ -202,3 +202,20 @@ def test_a_jwks_without_usable_keys_is_refused_at_start(tmp_path: Any) -> None:
         Authenticator(ServerConfig(jwt=JWTOptions(**{**_fields(OPTIONS), "jwks": bad})))
     with pytest.raises(ValueError, match="choose one"):
         ServerConfig(jwt=OPTIONS, bearer_tokens={"t": "p"})
+
+
+async def test_a2a_0_3_callers_get_the_same_refusals() -> None:
+    expired = _bearer(ES.token(exp=int(time.time()) - 3600))
+    legacy_send = {
+        "message": {"kind": "message", "messageId": "m", "role": "user", "parts": []},
+    }
+    with anyio.fail_after(TIMEOUT):
+        async with running_app(config=CONFIG) as client:
+            for path in ("/", "/message:send"):
+                status, headers, raw = await post(
+                    client, path, envelope("message/send", legacy_send), expired
+                )
+                assert status == 401, path
+                lower = {k.lower(): v for k, v in headers.items()}
+                assert lower["www-authenticate"] == 'Bearer realm="a2a", error="invalid_token"'
+                assert "expired" in raw.decode()
