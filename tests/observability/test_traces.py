@@ -22,7 +22,7 @@ from a2a_actors.client import A2AClient, RemoteAgent, request_headers
 from a2a_actors.protocol.errors import TaskNotFoundError
 from a2a_actors.protocol.models import Task, TaskState
 from a2a_actors.runtime import Agent, TaskContext
-from a2a_actors.server import serve
+from a2a_actors.server import GrpcOptions, MetricsOptions, ServerConfig, create_app, serve
 from examples.multihop.agents import REMOTE
 from examples.multihop.demo import run_demo
 from orchestrator import CORRELATION_URI, HopNode, hop_record, orchestrated
@@ -231,3 +231,35 @@ async def test_a_remote_agent_call_is_a_client_span_continued_by_the_server(
     assert server.parent.span_id == _id(call)
     assert _trace_hex(server) == _trace_hex(call)
     assert _attr(call, "a2a.task.id") == _attr(server, "a2a.task.id")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # gRPC is served on asyncio only
+async def test_grpc_calls_are_observed_and_continue_the_metadata_trace_context(
+    spans: InMemorySpanExporter,
+) -> None:
+    async def echo(ctx: TaskContext) -> str:
+        return ctx.text
+
+    caller_trace, caller_span = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+    config = ServerConfig(grpc=GrpcOptions(port=0), metrics=MetricsOptions())
+    app = create_app(Agent(handler=echo, name="echo"), config)
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            url = await tg.start(partial(serve, app))
+            async with await A2AClient.connect(url, bindings=("GRPC",)) as client:
+                with request_headers({"traceparent": f"00-{caller_trace}-{caller_span}-01"}):
+                    task = await client.send_message("over grpc")
+            async with httpx.AsyncClient() as http:
+                scraped = (await http.get(f"{url}/metrics")).text
+            tg.cancel_scope.cancel()
+    assert isinstance(task, Task)
+    server = _only([s for s in spans.get_finished_spans() if s.kind is SpanKind.SERVER])
+    assert server.name == f"{SERVICE}/SendMessage"
+    assert _attr(server, "a2a.binding") == "grpc"
+    assert _attr(server, "a2a.task.id") == task.id
+    assert _trace_hex(server) == caller_trace
+    assert server.parent is not None
+    assert format_span_id(server.parent.span_id) == caller_span
+    sent = 'a2a_requests_total{binding="grpc",code="OK",method="SendMessage"} 1.0'
+    assert sent in scraped
