@@ -74,6 +74,7 @@ from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message as ProtoMessage
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from msgspec import inspect as mi
+from msgspec.structs import astuple
 
 from . import card, models, requests
 from .codec import error_path
@@ -111,6 +112,7 @@ STATUS_DETAILS_KEY = "grpc-status-details-bin"
 RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo"
 _SAFE_INT = 2**53
 _UTC = _dt.UTC
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
 
 
 class _Invalid(Exception):
@@ -125,23 +127,21 @@ class _Invalid(Exception):
 # -- google.protobuf.Struct / Value ---------------------------------------------------------
 
 
-def _value_to_proto(value: Any) -> struct_pb2.Value:
+def _set_value(target: struct_pb2.Value, value: Any) -> None:
     if value is None:
-        return struct_pb2.Value(null_value=struct_pb2.NULL_VALUE)
-    if isinstance(value, bool):
-        return struct_pb2.Value(bool_value=value)
-    if isinstance(value, int | float):
-        return struct_pb2.Value(number_value=value)
-    if isinstance(value, str):
-        return struct_pb2.Value(string_value=value)
-    out = struct_pb2.Value()
-    if isinstance(value, dict):
-        out.struct_value.SetInParent()  # so that {} is an object, not an unset Value
-        out.struct_value.update(value)
+        target.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(value, bool):
+        target.bool_value = value
+    elif isinstance(value, int | float):
+        target.number_value = value
+    elif isinstance(value, str):
+        target.string_value = value
+    elif isinstance(value, dict):
+        target.struct_value.SetInParent()  # so that {} is an object, not an unset Value
+        target.struct_value.update(value)
     else:
-        out.list_value.SetInParent()
-        out.list_value.extend(value)
-    return out
+        target.list_value.SetInParent()
+        target.list_value.extend(value)
 
 
 def _value_from_proto(value: struct_pb2.Value) -> Any:
@@ -169,14 +169,16 @@ def _struct_from_proto(value: struct_pb2.Struct) -> dict[str, Any]:
 # -- one compiled plan per Struct type ---------------------------------------------------------
 
 Convert = Callable[[Any], Any]
+#: Writes a value into a field of a message: ``fill(parent, field_name, value)``.
+Fill = Callable[[Any, str, Any], None]
 
 
 @dataclass(frozen=True, slots=True)
 class _Field:
     name: str  # the Python attribute, which is also the proto field name
     wire: str  # the Struct's encode name (camelCase)
-    to_proto: Convert | None  # None: the value is passed as it is
-    from_proto: Convert | None
+    fill: Fill  # writes our value into the parent message
+    from_proto: Convert | None  # None: the proto value is the builtin
     absent: Any  # our value meaning "not set" (None, or UNSET for ``Part.data``)
     presence: bool  # the proto field tracks presence (HasField)
     unset_if_default: bool  # ours is optional, the proto's is not: its default means absent
@@ -220,13 +222,12 @@ def _compile(type_: type[WireStruct]) -> _Plan:
         if pf is None:
             raise TypeError(f"{type_.__name__}.{f.name} has no field in {descriptor.full_name}")
         optional, inner = _unwrap_optional(f.type)
-        to_proto, from_proto = _converters(inner, pf)
         fields.append(
             _Field(
                 name=f.name,
                 wire=f.encode_name,
-                to_proto=to_proto,
-                from_proto=from_proto,
+                fill=_filler(inner, pf),
+                from_proto=_reader(inner, pf),
                 absent=_absent(f),
                 presence=pf.has_presence,
                 unset_if_default=optional and not pf.has_presence and not _repeated(pf),
@@ -255,45 +256,115 @@ def _unwrap_optional(info: mi.Type) -> tuple[bool, mi.Type]:
     return False, info
 
 
-def _converters(
-    info: mi.Type, pf: FieldDescriptor, *, element: bool = False
-) -> tuple[Convert | None, Convert | None]:
-    """(to_proto, from_proto) of one field (of its elements when ``element``); ``None``
+def _filler(info: mi.Type, pf: FieldDescriptor) -> Fill:
+    """How one field's value is written into its (parent) message, in place: nothing is
+    built and then copied (a nested constructor would copy every sub-message again)."""
+    message = pf.message_type
+    if _repeated(pf) and message is not None and message.GetOptions().map_entry:
+        assert isinstance(info, mi.DictType)
+        value = info.value_type
+        if isinstance(value, mi.StructType):
+            return _fill_map_of(_wire(value))
+        return _fill_update
+    if _repeated(pf):
+        assert isinstance(info, mi.VarTupleType | mi.ListType)
+        item = info.item_type
+        if isinstance(item, mi.StructType):
+            return _fill_many(_wire(item))
+        return _fill_extend
+    if isinstance(info, mi.StructType):
+        return _fill_one(_wire(info))
+    if isinstance(info, mi.EnumType):
+        assert pf.enum_type is not None
+        numbers = {m: pf.enum_type.values_by_name[m.value].number for m in info.cls}
+        return lambda parent, name, value: setattr(parent, name, numbers[value])
+    if isinstance(info, mi.DateTimeType):
+        return _fill_timestamp
+    if message is not None and message.full_name == "google.protobuf.Struct":
+        return _fill_json_object
+    if message is not None and message.full_name == "google.protobuf.Value":
+        return lambda parent, name, value: _set_value(getattr(parent, name), value)
+    return setattr
+
+
+def _wire(info: mi.StructType) -> type[WireStruct]:
+    assert issubclass(info.cls, WireStruct)
+    return info.cls
+
+
+def _fill_update(parent: Any, name: str, value: Any) -> None:
+    getattr(parent, name).update(value)
+
+
+def _fill_extend(parent: Any, name: str, value: Any) -> None:
+    getattr(parent, name).extend(value)
+
+
+def _fill_json_object(parent: Any, name: str, value: Any) -> None:
+    target = getattr(parent, name)
+    target.SetInParent()  # so that {} is present
+    target.update(value)
+
+
+def _fill_timestamp(parent: Any, name: str, value: _dt.datetime) -> None:
+    stamp = getattr(parent, name)
+    delta = value - _EPOCH  # normalised: 0 <= seconds < 86400, 0 <= microseconds < 10**6
+    stamp.seconds = delta.days * 86400 + delta.seconds
+    stamp.nanos = delta.microseconds * 1000
+
+
+def _fill_one(cls: type[WireStruct]) -> Fill:
+    def fill(parent: Any, name: str, value: Any) -> None:
+        child = getattr(parent, name)
+        child.SetInParent()  # present even when every field is a default
+        _fill(value, child, _plan(cls))
+
+    return fill
+
+
+def _fill_many(cls: type[WireStruct]) -> Fill:
+    def fill(parent: Any, name: str, value: Any) -> None:
+        container = getattr(parent, name)
+        plan = _plan(cls)
+        for item in value:
+            _fill(item, container.add(), plan)
+
+    return fill
+
+
+def _fill_map_of(cls: type[WireStruct]) -> Fill:
+    def fill(parent: Any, name: str, value: Any) -> None:
+        target = getattr(parent, name)
+        plan = _plan(cls)
+        for key, item in value.items():
+            _fill(item, target[key], plan)  # indexing a message map creates the entry
+
+    return fill
+
+
+def _reader(info: mi.Type, pf: FieldDescriptor, *, element: bool = False) -> Convert | None:
+    """How one field (its elements when ``element``) is read into JSON builtins; ``None``
     where the value passes as it is."""
     message = pf.message_type
     repeated = _repeated(pf) and not element
     if repeated and message is not None and message.GetOptions().map_entry:
         assert isinstance(info, mi.DictType)
-        value_field = message.fields_by_name["value"]
-        to_v, from_v = _converters(info.value_type, value_field)
-        if to_v is None and from_v is None:
-            return None, dict
-        return _map(to_v), _map_from(from_v)
+        return _map_from(_reader(info.value_type, message.fields_by_name["value"]))
     if repeated:
         assert isinstance(info, mi.VarTupleType | mi.ListType)
-        to_item, from_item = _converters(info.item_type, pf, element=True)
-        if to_item is None and from_item is None:
-            return None, list
-        return _seq(to_item), _seq_from(from_item)
+        return _seq_from(_reader(info.item_type, pf, element=True))
     if isinstance(info, mi.StructType):
-        assert issubclass(info.cls, WireStruct)
-        return _struct_to(info.cls), _struct_from(info.cls)
+        return _struct_from(_wire(info))
     if isinstance(info, mi.EnumType):
         assert pf.enum_type is not None
-        return _enum_to(info.cls, pf.enum_type), _enum_from(info.cls, pf.enum_type)
+        return _enum_from(info.cls, pf.enum_type)
     if isinstance(info, mi.DateTimeType):
-        return None, _timestamp_from
+        return _timestamp_from
     if message is not None and message.full_name == "google.protobuf.Struct":
-        return None, _struct_from_proto
+        return _struct_from_proto
     if message is not None and message.full_name == "google.protobuf.Value":
-        return _value_to_proto, _value_from_proto
-    return None, None
-
-
-def _map(to_v: Convert | None) -> Convert:
-    if to_v is None:
-        return dict
-    return lambda value: {k: to_v(v) for k, v in value.items()}
+        return _value_from_proto
+    return None
 
 
 def _map_from(from_v: Convert | None) -> Convert:
@@ -313,12 +384,6 @@ def _map_from(from_v: Convert | None) -> Convert:
     return convert
 
 
-def _seq(to_item: Convert | None) -> Convert | None:
-    if to_item is None:
-        return None
-    return lambda value: [to_item(v) for v in value]
-
-
 def _seq_from(from_item: Convert | None) -> Convert:
     if from_item is None:
         return list
@@ -336,17 +401,8 @@ def _seq_from(from_item: Convert | None) -> Convert:
     return convert
 
 
-def _struct_to(cls: type[WireStruct]) -> Convert:
-    return lambda value: to_proto(value)
-
-
 def _struct_from(cls: type[WireStruct]) -> Convert:
     return lambda value: _to_builtins(value, _plan(cls))
-
-
-def _enum_to(cls: type[enum.Enum], proto: EnumDescriptor) -> Convert:
-    numbers = {member: proto.values_by_name[member.value].number for member in cls}
-    return numbers.__getitem__
 
 
 def _enum_from(cls: type[enum.Enum], proto: EnumDescriptor) -> Convert:
@@ -379,15 +435,17 @@ def to_proto(obj: WireStruct) -> ProtoMessage:
         TypeError: ``obj``'s type has no proto counterpart.
     """
     plan = _plan(type(obj))
-    kwargs: dict[str, Any] = {}
-    for f in plan.fields:
-        value = getattr(obj, f.name)
-        if value is f.absent:
-            continue
-        if not f.presence and not value:
-            continue  # a proto3 default: nothing to send
-        kwargs[f.name] = value if f.to_proto is None else f.to_proto(value)
-    return plan.proto(**kwargs)
+    message = plan.proto()
+    _fill(obj, message, plan)
+    return message
+
+
+def _fill(obj: WireStruct, message: Any, plan: _Plan) -> None:
+    # astuple reads every field at once (in C), in the order of plan.fields
+    for f, value in zip(plan.fields, astuple(obj), strict=True):
+        if value is f.absent or (not value and not f.presence):
+            continue  # absent, or a proto3 default: nothing to send
+        f.fill(message, f.name, value)
 
 
 def _to_builtins(message: Any, plan: _Plan) -> dict[str, Any]:
