@@ -10,3 +10,9 @@ import pytest
 def anyio_backend() -> str:
     """Cluster mode is asyncio-only."""
     return "asyncio"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``slow``: a chaos test that takes tens of seconds on 2 cores (CI runs it; skip it
+    locally with ``-m "not slow"``)."""
+    config.addinivalue_line("markers", "slow: a chaos test of tens of seconds (CI runs it)")

@@ -18,7 +18,7 @@ from a2a_actors.protocol.models import Message, Part, Role
 from .chaos_nodes import cli_nodes, client_of
 from .helpers import nats_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 TASKS = 1000
 SENDERS = 24

@@ -18,7 +18,7 @@ from a2a_actors.protocol.errors import ServerBusyError, UnsupportedOperationErro
 from .chaos_nodes import cli_nodes, client_of
 from .helpers import nats_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 BOUND = 2.0  # ClusterOptions.timeout_s: what any NATS operation may take
 SENDERS = 8
