@@ -341,3 +341,18 @@ async def test_serve_refuses_grpc_on_trio() -> None:
     config = ServerConfig(grpc=GrpcOptions())
     with pytest.raises(ValueError, match=r"^gRPC is served on asyncio \(grpcio's grpc\.aio\)"):
         await serve(scenario_agent, config=config)
+
+
+async def test_a_deadline_cancels_the_call_not_the_task() -> None:
+    """gRPC cancels the server's handler when the deadline passes; the task goes on."""
+    with anyio.fail_after(TIMEOUT):
+        async with grpc_served() as served, channel(served.address) as opened:
+            send = opened.unary_unary(protobuf.METHODS["SendMessage"].path)
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await send(send_request("sleep").SerializeToString(), metadata=V1, timeout=0.2)
+            assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+            async with sdk_transport(served) as sdk:
+                listed = await sdk.list_tasks(a2a_pb2.ListTasksRequest())
+                assert [t.status.state for t in listed.tasks] == [a2a_pb2.TASK_STATE_WORKING]
+                canceled = await sdk.cancel_task(a2a_pb2.CancelTaskRequest(id=listed.tasks[0].id))
+                assert canceled.status.state == a2a_pb2.TASK_STATE_CANCELED
