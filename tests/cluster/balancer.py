@@ -5,7 +5,8 @@ the JSON-RPC method of a POST): :func:`new_tasks_to_first` sends every SendMessa
 SendStreamingMessage to the first node and everything else (cards, GetTask,
 SubscribeToTask, CancelTask, …) to the second, so every later call about a task lands
 on a node that does not own it — the worst a real balancer could do, made deterministic.
-Bodies are streamed both ways (SSE included); hop-by-hop headers are dropped.
+Bodies are streamed both ways (SSE included); hop-by-hop headers are dropped. A backend
+that cannot be reached is a 502; one that dies mid-answer cuts the answer there.
 """
 
 from __future__ import annotations
@@ -81,14 +82,22 @@ class _Proxy:
             url += "?" + scope["query_string"].decode()
         headers = [(k, v) for k, v in scope["headers"] if k.lower() not in _HOP_BY_HOP]
         request = self._http.build_request(scope["method"], url, headers=headers, content=body)
-        response = await self._http.send(request, stream=True)
+        try:
+            response = await self._http.send(request, stream=True)
+        except httpx.TransportError:  # the backend is gone: 502, as a balancer says it
+            await send({"type": "http.response.start", "status": 502, "headers": []})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
         try:
             out = [(k.lower(), v) for k, v in response.headers.raw if k.lower() not in _HOP_BY_HOP]
             await send(
                 {"type": "http.response.start", "status": response.status_code, "headers": out}
             )
-            async for chunk in response.aiter_raw():
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            try:
+                async for chunk in response.aiter_raw():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except httpx.TransportError:
+                pass  # the backend died mid-answer: the answer ends where it was cut
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             await response.aclose()

@@ -24,22 +24,26 @@ from a2a_actors.client import A2AClient
 from a2a_actors.cluster import NatsServer
 from a2a_actors.runtime import TaskContext
 from a2a_actors.runtime.agent import Agent
+from orchestrator import orchestrated
 
-__all__ = ("AGENT", "CliNode", "agent", "cli_nodes", "client_of")
+__all__ = ("AGENT", "CHILD", "CliNode", "agent", "child", "cli_nodes", "client_of")
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).with_name("a2a-actors")
 AGENT = "tests.cluster.chaos_nodes:agent"
+CHILD = "tests.cluster.chaos_nodes:child"
 START_S = 60.0
 
 
 async def handler(ctx: TaskContext) -> None:
-    """``tick``: WORKING, then ``tick 0``, ``tick 1``, … every 20 ms until cancelled;
+    """``tick``: WORKING, prints ``ticking <task id>``, then ``tick 0``, ``tick 1``, …
+    every 20 ms until cancelled;
     ``slow-cancel``: WORKING until cancelled, then prints ``cancelling <task id>`` and
     takes 60 s (shielded) to stop; ``work``: WORKING, 0.5 s, then COMPLETED ``done``;
     anything else: WORKING until cancelled."""
     await ctx.start()
     if ctx.text == "tick":
+        print("ticking", ctx.task_id, flush=True)
         n = 0
         while True:
             await ctx.update(f"tick {n}")
@@ -60,6 +64,9 @@ async def handler(ctx: TaskContext) -> None:
 
 
 agent = Agent(handler=handler, name="chaos")
+#: The same, orchestrated: a parent starts it with one SendStreamingMessage and follows
+#: that stream (its card declares the correlation extension).
+child = orchestrated(Agent(handler=handler, name="chaos-child"))
 
 
 class CliNode:
@@ -111,11 +118,11 @@ def _command(*args: str) -> list[str]:
 
 @asynccontextmanager
 async def _cli_node(
-    server: NatsServer, node_id: str, lease: float, logs: Path, extra: Sequence[str]
+    server: NatsServer, node_id: str, lease: float, logs: Path, extra: Sequence[str], served: str
 ) -> AsyncIterator[CliNode]:
     argv = _command(
         "serve",
-        AGENT,
+        served,
         "--cluster",
         server.url,
         "--node-id",
@@ -146,15 +153,17 @@ async def cli_nodes(
     *,
     lease: float = 2.0,
     extra: Sequence[str] = (),
+    served: str = AGENT,
 ) -> AsyncIterator[list[CliNode]]:
-    """Nodes ``node_ids`` of the ``chaos`` agent's cluster on ``server``, started at
-    once; each stopped (SIGTERM) on leaving unless the test killed it."""
+    """Nodes ``node_ids`` of ``served``'s cluster (the ``chaos`` agent by default) on
+    ``server``, started at once, with ``extra`` serve flags; each stopped (SIGTERM) on
+    leaving unless the test killed it."""
     async with AsyncExitStack() as stack:
         nodes: dict[str, CliNode] = {}
 
         async def start(node_id: str) -> None:
             nodes[node_id] = await stack.enter_async_context(
-                _cli_node(server, node_id, lease, tmp_path, extra)
+                _cli_node(server, node_id, lease, tmp_path, extra, served)
             )
 
         async with anyio.create_task_group() as tg:

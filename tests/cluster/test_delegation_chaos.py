@@ -1,0 +1,89 @@
+"""Delegation while the node that owns the child is SIGKILLed: the parent, which was
+following the child's stream from that node, learns the child's end through another node
+of the child's cluster, and fails with the child as the origin.
+
+The child's cluster is two node processes of the real CLI (leases of 2 s) behind a real
+HTTP balancer (:mod:`.balancer`: new tasks to x, every other call to y); the parent is an
+orchestrated server in this process.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from a2a_actors.client import A2AClient
+from a2a_actors.protocol import Task, TaskState
+from a2a_actors.protocol.errors import UnsupportedOperationError
+from a2a_actors.runtime import Agent, TaskContext
+from a2a_actors.server import serve
+from orchestrator import DelegationError, delegate, hop_record, orchestrated
+
+from .balancer import balance
+from .chaos_nodes import CHILD, cli_nodes
+from .helpers import nats_server
+
+pytestmark = pytest.mark.anyio
+
+LEASE = 2.0
+
+
+async def final_task(client: A2AClient, task_id: str) -> Task:
+    """The task once final (followed with SubscribeToTask, read with GetTask)."""
+    try:
+        async with client.subscribe(task_id, resubscribe=False) as events:
+            async for _ in events:
+                pass
+    except UnsupportedOperationError:
+        pass  # final already
+    return await client.get_task(task_id)
+
+
+async def test_a_child_whose_node_is_killed_fails_its_parent_with_the_origin(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(90):
+        async with nats_server(tmp_path) as server, anyio.create_task_group() as tg:
+            backends: list[str] = []
+            child_url = await tg.start(balance, backends)
+            extra = ["--public-url", child_url]
+            async with cli_nodes(
+                server, ["x", "y"], tmp_path, lease=LEASE, extra=extra, served=CHILD
+            ) as (x, y):
+                backends.extend([x.url, y.url])
+
+                async def parent(ctx: TaskContext) -> str:
+                    return (await delegate(ctx, child_url, "tick")).text
+
+                url = await tg.start(serve, orchestrated(Agent(handler=parent, name="parent")))
+                async with await A2AClient.connect(url, card_cache=None) as client:
+                    started = await client.send_message("go", return_immediately=True)
+                    assert isinstance(started, Task)
+                    said, child_id = (await x.next_line()).split()  # x runs the child
+                    assert said == "ticking"
+                    x.kill()
+                    killed_at = time.monotonic()
+                    failed = await final_task(client, started.id)
+                    took = time.monotonic() - killed_at
+
+                assert failed.status.state is TaskState.FAILED
+                assert took < 2 * LEASE + 2.0
+                record = hop_record(failed.metadata)
+                assert record is not None
+                assert record.error is not None
+                error = DelegationError.from_metadata(record.error)
+                assert error.origin_agent == "chaos-child"
+                assert error.origin_task_id == child_id
+                assert error.state == "TASK_STATE_FAILED"
+                assert "node x was lost" in error.reason
+                (entry,) = record.children
+                assert entry.task_id == child_id
+                assert entry.state == "TASK_STATE_FAILED"
+                assert entry.url == child_url
+                async with await A2AClient.connect(child_url, card_cache=None) as on_y:
+                    child = await on_y.get_task(child_id)  # the balancer sends it to y
+                assert child.status.state is TaskState.FAILED
+            tg.cancel_scope.cancel()
