@@ -116,8 +116,8 @@ class Authenticator:
             from .jwt_auth import JWKSKeys, JWTValidator  # PyJWT: the "jwt" extra
 
             self._jwt = JWTValidator(config.jwt, JWKSKeys(config.jwt))
-        #: Whether :meth:`wait_keys` may have to fetch keys (JWT with a JWKS URL).
-        self.fetches_keys = config.jwt is not None and config.jwt.jwks_url is not None
+        #: Whether :meth:`wait_keys` may have to fetch keys (a JWKS URL, or OIDC discovery).
+        self.fetches_keys = config.jwt is not None and config.jwt.fetches_keys
 
     @property
     def enabled(self) -> bool:

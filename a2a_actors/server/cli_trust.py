@@ -3,9 +3,10 @@
 ``--jwks FILE_OR_URL --jwt-issuer ISS --jwt-audience AUD`` (all three together) accept JWT
 bearer tokens; ``--jwt-algorithms ES256,RS256`` narrows the allowed algorithms (public-key
 ones only: ``none`` and ``HS*`` are refused with exit status 2), ``--jwt-principal-claim``
-names the caller's claim (``sub``), ``--jwt-leeway`` the clock skew in seconds (30),
-``--oidc-discovery URL`` makes the card declare OpenID Connect. ``--jwks`` is exclusive with
-``--bearer-token``.
+names the caller's claim (``sub``), ``--jwt-leeway`` the clock skew in seconds (30).
+``--oidc-discovery URL`` makes the card declare OpenID Connect, and supplies the JWKS and the
+issuer when ``--jwks``/``--jwt-issuer`` are not given (then ``--jwt-audience`` is the one
+required flag). JWT auth is exclusive with ``--bearer-token``.
 
 ``--sign-card KEY.pem --sign-kid KID [--sign-jku URL]`` signs the served cards.
 
@@ -46,7 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--jwt-leeway", type=float, metavar="SECONDS", help="clock skew allowed (30; max 300)"
     )
     jwt.add_argument(
-        "--oidc-discovery", metavar="URL", help="declare OpenID Connect on the card (this URL)"
+        "--oidc-discovery",
+        metavar="URL",
+        help="declare OpenID Connect on the card; its JWKS and issuer unless given",
     )
     signing = parser.add_argument_group("signed agent cards (docs/trust.md)")
     signing.add_argument("--sign-card", metavar="KEY.pem", help="sign the served cards")
@@ -72,14 +75,16 @@ def apply(config: ServerConfig, args: argparse.Namespace) -> ServerConfig:
         args.jwt_algorithms,
         args.jwt_principal_claim,
         args.jwt_leeway,
-        args.oidc_discovery,
     )
-    if args.jwks is not None:
-        if not args.jwt_issuer or not args.jwt_audience:
-            raise ValueError("--jwks needs --jwt-issuer and --jwt-audience")
+    if args.jwks is not None or args.oidc_discovery is not None:
+        flag = "--jwks" if args.jwks is not None else "--oidc-discovery"
+        if args.oidc_discovery is None and not args.jwt_issuer:
+            raise ValueError("--jwks needs --jwt-issuer (or --oidc-discovery to discover it)")
+        if not args.jwt_audience:
+            raise ValueError(f"{flag} needs --jwt-audience")
         if getattr(args, "bearer_token", None):
-            raise ValueError("--jwks and --bearer-token both read Authorization: Bearer")
-        _require("jwt", "jwt", "--jwks")
+            raise ValueError(f"{flag} and --bearer-token both read Authorization: Bearer")
+        _require("jwt", "jwt", flag)
         options: dict[str, object] = {
             "jwks": args.jwks,
             "issuer": args.jwt_issuer,
@@ -96,7 +101,7 @@ def apply(config: ServerConfig, args: argparse.Namespace) -> ServerConfig:
             options["leeway"] = args.jwt_leeway
         changes["jwt"] = JWTOptions(**options)  # type: ignore[arg-type]
     elif any(flag is not None for flag in jwt_flags):
-        raise ValueError("--jwt-* and --oidc-discovery need --jwks")
+        raise ValueError("--jwt-* need --jwks or --oidc-discovery")
     if args.sign_card is not None:
         if not args.sign_kid:
             raise ValueError("--sign-card needs --sign-kid")

@@ -9,8 +9,10 @@ request awaits before its synchronous check only when the key it names is not lo
 or the set is older than ``max_age``: an unknown ``kid`` refetches the set (a rotated key is
 picked up on its first use), at most once per ``refresh_interval`` however many made-up
 ``kid`` values arrive, and concurrent requests share one fetch. A failed fetch keeps the
-keys already loaded. Keys that are not for signatures (``use`` other than ``sig``),
-symmetric (``kty: oct``) or of a type PyJWT cannot read are left out.
+keys already loaded. With an OpenID Connect discovery URL and no JWKS configured, the first
+fetch reads the discovery document first: its ``jwks_uri`` is the URL, and its ``issuer``
+the required ``iss`` unless one is configured. Keys that are not for signatures (``use``
+other than ``sig``), symmetric (``kty: oct``) or of a type PyJWT cannot read are left out.
 
 :class:`JWTValidator` checks one token, synchronously (a signature check is tens of
 microseconds): the protected header's ``alg`` must be allowed and fit the key's type, the
@@ -44,13 +46,14 @@ except ImportError as exc:  # pragma: no cover - the extra is part of the dev in
 from a2a_actors.protocol.jose import algorithm_fits_key
 
 from .auth import InvalidTokenError
-from .trust_options import JWTOptions
+from .trust_options import JWTOptions, check_key_url
 
 __all__ = ("ACCEPTED_CACHE", "JWKSKeys", "JWTValidator")
 
 logger = logging.getLogger("a2a_actors.server.jwt")
 
 _MAX_JWKS_BYTES = 1 << 20
+_WELL_KNOWN = "/.well-known/openid-configuration"
 #: Most tokens a validator remembers as accepted (see :class:`JWTValidator`).
 ACCEPTED_CACHE = 4096
 
@@ -70,6 +73,10 @@ class JWKSKeys:
 
     def __init__(self, options: JWTOptions, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._url = options.jwks_url
+        #: The discovery document to read ``jwks_uri`` (and ``issuer``) from, until read.
+        self._discovery = options.oidc_discovery if options.jwks is None else None
+        #: The issuer tokens must name: configured, else the discovered one (None until then).
+        self.issuer = options.issuer
         self._refresh_interval = options.refresh_interval
         self._max_age = options.max_age
         self._timeout = options.fetch_timeout
@@ -80,8 +87,9 @@ class JWKSKeys:
         self._fetches = 0
         self._generation = 0
         self._lock = anyio.Lock()
-        if self._url is None:
+        if self._url is None and self._discovery is None:
             source = options.jwks
+            assert source is not None  # JWTOptions requires jwks or oidc_discovery
             data = source if isinstance(source, Mapping) else _read_file(Path(source))
             self._keys = _parse(data)
             if not self._keys:
@@ -108,7 +116,7 @@ class JWKSKeys:
 
     def wants_fetch(self, kid: str | None) -> bool:
         """Whether a request naming ``kid`` should wait for :meth:`wait_key` first."""
-        if self._url is None:
+        if self._url is None and self._discovery is None:
             return False
         now = self._clock()
         if self._loaded_at is not None and now - self._loaded_at >= self._max_age:
@@ -124,25 +132,52 @@ class JWKSKeys:
         async with self._lock:
             if not self.wants_fetch(kid):
                 return  # another request fetched while this one waited
-            assert self._url is not None
             self._fetched_at = self._clock()
-            self._fetches += 1
             try:
+                if self._url is None:
+                    await self._discover()
+                assert self._url is not None
+                self._fetches += 1
                 keys = await self._fetch(self._url)
             except (httpx.HTTPError, ValueError) as exc:
-                logger.warning("cannot fetch the JWKS at %s: %s", self._url, exc)
+                where = self._url or self._discovery
+                logger.warning("cannot fetch the JWKS (from %s): %s", where, exc)
                 return
             self._keys, self._loaded_at = keys, self._clock()
             self._generation += 1
 
-    async def _fetch(self, url: str) -> dict[str | None, tuple[Mapping[str, Any], PyJWK]]:
+    async def _discover(self) -> None:
+        """Read ``jwks_uri`` (and ``issuer``, unless configured) from the OpenID Connect
+        discovery document. Its issuer must be the discovery URL without the well-known
+        suffix (OpenID Connect Discovery 1.0 §4.3)."""
+        assert self._discovery is not None
+        self._fetches += 1
+        document = await self._get_json(self._discovery)
+        jwks_uri, issuer = document.get("jwks_uri"), document.get("issuer")
+        if not isinstance(jwks_uri, str) or not isinstance(issuer, str):
+            raise ValueError("the discovery document has no jwks_uri or issuer")
+        expected = self._discovery.removesuffix(_WELL_KNOWN)
+        if expected != self._discovery and issuer.rstrip("/") != expected.rstrip("/"):
+            raise ValueError(f"the discovery document names another issuer: {issuer!r}")
+        check_key_url(jwks_uri, "the discovered jwks_uri")
+        if self.issuer is None:
+            self.issuer = issuer
+        self._url, self._discovery = jwks_uri, None
+
+    async def _get_json(self, url: str) -> Mapping[str, Any]:
         async with httpx.AsyncClient(timeout=self._timeout) as http:
             response = await http.get(url, headers={"Accept": "application/json"})
         if response.status_code != 200:
             raise ValueError(f"HTTP {response.status_code}")
         if len(response.content) > _MAX_JWKS_BYTES:
-            raise ValueError("the JWKS is larger than 1 MiB")
-        keys = _parse(_loads(response.content))
+            raise ValueError("the document is larger than 1 MiB")
+        document = _loads(response.content)
+        if not isinstance(document, Mapping):
+            raise ValueError("not a JSON object")
+        return document
+
+    async def _fetch(self, url: str) -> dict[str | None, tuple[Mapping[str, Any], PyJWK]]:
+        keys = _parse(await self._get_json(url))
         if not keys:
             raise ValueError("the JWKS holds no usable public signing key")
         return keys
@@ -264,13 +299,16 @@ class JWTValidator:
         if not algorithm_fits_key(alg, jwk):
             raise InvalidTokenError("The bearer token's algorithm does not fit its key")
         options = self._options
+        issuer = self._keys.issuer
+        if issuer is None:  # pragma: no cover - keys come with the discovered issuer
+            raise InvalidTokenError("The bearer token's issuer is not trusted")
         try:
             claims = jwt.decode(
                 token,
                 key=key.key,
                 algorithms=[alg],
                 audience=list(options.audience),
-                issuer=options.issuer,
+                issuer=issuer,
                 leeway=options.leeway,
                 options={"require": self._require, "verify_sub": False},
             )

@@ -62,14 +62,17 @@ class JWTOptions:
 
     Attributes:
         jwks: The keys: an ``https://`` URL (fetched, and refetched on an unknown ``kid``),
-            a JSON file (read once when the app is created), or a JWKS object.
-        issuer: The required ``iss``.
+            a JSON file (read once when the app is created), or a JWKS object. None: the
+            ``jwks_uri`` of the ``oidc_discovery`` document.
+        issuer: The required ``iss``. None: the ``issuer`` of the ``oidc_discovery`` document.
         audience: The accepted ``aud`` values (one is enough).
         algorithms: The accepted ``alg`` values, public-key algorithms only.
         principal_claim: The claim naming the caller (``sub``).
         leeway: Clock skew allowed on ``exp``, ``nbf`` and ``iat``, in seconds (0..300).
         oidc_discovery: An OpenID Connect discovery URL: the card then declares an
-            ``openIdConnectSecurityScheme`` instead of HTTP bearer with ``bearerFormat: JWT``.
+            ``openIdConnectSecurityScheme`` instead of HTTP bearer with ``bearerFormat: JWT``,
+            and the document (read on first use) supplies ``jwks`` and ``issuer`` when they
+            are not given.
         refresh_interval: Fewest seconds between two JWKS fetches caused by unknown ``kid``
             values (a flood of made-up ``kid`` values costs the provider one fetch each time).
         max_age: Seconds a fetched JWKS is trusted before the next request refetches it (so a
@@ -77,9 +80,9 @@ class JWTOptions:
         fetch_timeout: Seconds one JWKS fetch may take.
     """
 
-    jwks: str | Path | Mapping[str, Any]
-    issuer: str
     audience: str | Sequence[str]
+    jwks: str | Path | Mapping[str, Any] | None = None
+    issuer: str | None = None
     algorithms: Sequence[str] = ("ES256", "RS256", "EdDSA")
     principal_claim: str = "sub"
     leeway: float = 30.0
@@ -92,8 +95,13 @@ class JWTOptions:
         audience = (self.audience,) if isinstance(self.audience, str) else tuple(self.audience)
         object.__setattr__(self, "audience", audience)  # frozen: a list is copied
         object.__setattr__(self, "algorithms", tuple(self.algorithms))
-        if not self.issuer:
-            raise ValueError("a JWT issuer is required (the tokens' iss)")
+        if self.oidc_discovery is None and (self.jwks is None or not self.issuer):
+            raise ValueError(
+                "a JWKS and a JWT issuer are required (the tokens' keys and iss), "
+                "unless an OpenID Connect discovery URL supplies them"
+            )
+        if self.issuer is not None and not self.issuer:
+            raise ValueError("a JWT issuer is required (the tokens' iss); None: discovered")
         if not audience or not all(audience):
             raise ValueError("a JWT audience is required (the tokens' aud)")
         if not self.algorithms:
@@ -118,8 +126,13 @@ class JWTOptions:
 
     @property
     def jwks_url(self) -> str | None:
-        """The JWKS URL, or None when the keys come from a file or an object."""
+        """The JWKS URL, or None when the keys come from a file, an object or discovery."""
         return self.jwks if isinstance(self.jwks, str) and _is_url(self.jwks) else None
+
+    @property
+    def fetches_keys(self) -> bool:
+        """Whether the keys are fetched over HTTP (a JWKS URL, or discovery)."""
+        return self.jwks_url is not None or self.jwks is None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -98,8 +98,13 @@ async def test_serve_with_jwt_and_a_signed_card(backend: str, files: dict[str, s
 @pytest.mark.parametrize(
     ("flags", "said"),
     [
-        (["--jwks", "J", "--jwt-issuer", ISSUER], "--jwks needs --jwt-issuer and --jwt-audience"),
-        (["--jwt-issuer", ISSUER], "need --jwks"),
+        (["--jwks", "J", "--jwt-issuer", ISSUER], "--jwks needs --jwt-audience"),
+        (["--jwks", "J", "--jwt-audience", AUDIENCE], "--jwks needs --jwt-issuer (or --oidc"),
+        (["--jwt-issuer", ISSUER], "need --jwks or --oidc-discovery"),
+        (
+            ["--oidc-discovery", "https://idp.example/.well-known/openid-configuration"],
+            "--oidc-discovery needs --jwt-audience",
+        ),
         (
             ["--jwks", "J", "--jwt-issuer", "i", "--jwt-audience", "a", "--bearer-token", "t"],
             "both",
