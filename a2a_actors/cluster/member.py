@@ -104,7 +104,10 @@ class HeldTaskStore:
             ClusterUnavailableError: NATS did not answer in time: at once for a new
                 task (its creation), after ``patience`` for an existing one.
         """
-        stored = await self._commit(record)
+        try:
+            stored = await self._store.commit(record)
+        except ClusterUnavailableError as error:
+            stored = await self._retry(record, error)
         if stored is record:
             return
         entry = await self._store.get_entry(record.task.id)
@@ -119,21 +122,21 @@ class HeldTaskStore:
                 return
         raise WriteLostError(stored)
 
-    async def _commit(self, record: StoredTask) -> StoredTask:
-        # A retried commit is safe: the same record at the same version replaces itself.
+    async def _retry(self, record: StoredTask, error: ClusterUnavailableError) -> StoredTask:
+        # The first try failed with ``error``. A retried commit is safe: the same record at
+        # the same version replaces itself. A new task's creation is not retried (busy).
         task_id = record.task.id
+        if self._patience <= 0 or not self._store.knows(task_id):
+            raise error
+        logger.warning("task %s: NATS unavailable; retrying its write", task_id)
         deadline = anyio.current_time() + self._patience
-        tries = 0
         while True:
+            await anyio.sleep(self._retry_s)
             try:
                 return await self._store.commit(record)
             except ClusterUnavailableError:
-                if not self._store.knows(task_id) or anyio.current_time() >= deadline:
+                if anyio.current_time() >= deadline:
                     raise
-                if not tries:
-                    logger.warning("task %s: NATS unavailable; retrying its write", task_id)
-            tries += 1
-            await anyio.sleep(self._retry_s)
 
     async def get(self, task_id: str) -> StoredTask | None:
         """As :meth:`NatsTaskStore.get`."""
