@@ -161,7 +161,12 @@ class Publication:
         """
         fanout = self._fanout
         if fanout is None:
-            fanout = self._open_fanout(mode != "all")
+            if mode == "all":  # a new task's first subscriber: nothing to take back
+                window = self.env.resume_window
+                history = EventHistory(window, 0) if window else None
+                fanout = self._fanout = Fanout(self.machine.task_id, history)
+            else:
+                fanout = self._open_fanout()
         capacity = self.env.subscriber_buffer
         if mode == "snapshot":
             assert self._published is not None
@@ -180,7 +185,7 @@ class Publication:
             return None
         fanout = self._fanout
         if fanout is None:
-            fanout = self._open_fanout(True)
+            fanout = self._open_fanout()
         if after == published:
             replay: list[tuple[int, StreamResponse, bool]] | None = []
         else:
@@ -190,27 +195,18 @@ class Publication:
                 return None
         return fanout.subscribe(self.env.subscriber_buffer, version=after, replay=replay)
 
-    def _open_fanout(self, visible: bool) -> Fanout:
-        """The task's fanout, recording into the history it had when it last settled (if
-        nothing changed since) or a new one; ``visible`` false: a new task's first."""
+    def _open_fanout(self) -> Fanout:
+        """The fanout of a visible task, recording into the history it had when it last
+        settled (if nothing changed since) or a new one."""
         env = self.env
         history: EventHistory | None = None
         if env.resume_window:
             version = self._published_version
-            if visible:
-                history = env.settled.take(self.machine.task_id, version)
+            history = env.settled.take(self.machine.task_id, version)
             if history is None:
                 history = EventHistory(env.resume_window, version)
         fanout = self._fanout = Fanout(self.machine.task_id, history)
         return fanout
-
-    def _park(self, fanout: Fanout, version: int) -> None:
-        """An event settled the task and ended every subscription: keep its history
-        with the environment and let the fanout go (a parked task holds neither)."""
-        self._fanout = None
-        history = fanout.history
-        if history is not None:
-            self.env.settled.keep(self.machine.task_id, history, version)
 
     async def wait_settled(self, after_version: int = 0) -> None:
         """Wait until a snapshot newer than ``after_version`` is published in a settled
@@ -469,7 +465,11 @@ class Publication:
                     )
             self._pending = None
             if final and fanout is not None:
-                self._park(fanout, version)
+                # Every subscription just ended: the history goes to the settled ones and
+                # the fanout goes (a parked task holds neither).
+                self._fanout = None
+                if fanout.history is not None:
+                    env.settled.keep(self.machine.task_id, fanout.history, version)
         if snapshot.status.state in TERMINAL_STATES:
             self.end()
         else:

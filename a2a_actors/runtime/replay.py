@@ -135,9 +135,8 @@ class SettledHistories:
         task settled at), replacing any older one of the task."""
         now = self._clock()
         entries = self._entries
-        old = entries.pop(task_id, None)
-        if old is not None:
-            self._events -= len(old[2])
+        if task_id in entries:
+            self._drop(task_id)
         kept = len(history.events)
         if not kept:
             return
