@@ -1,24 +1,31 @@
 """Chaos: NATS stopped and started again (same port, same store) while requests flow to
 two node processes (the real CLI): busy answers within the bound during the outage, no
-hang, nothing acknowledged lost, the nodes back by themselves, new tasks working."""
+hang, nothing acknowledged lost, the nodes back by themselves, new tasks working. And
+the fix it needed on its own: a held task's write waits for NATS, a creation does not."""
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import time
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol import Task, TaskState
+from a2a_actors.cluster.errors import ClusterUnavailableError
+from a2a_actors.cluster.member import HeldTaskStore
+from a2a_actors.cluster.task_store import Holder, NatsTaskStore
+from a2a_actors.protocol import Task, TaskState, TaskStatus
 from a2a_actors.protocol.errors import ServerBusyError, UnsupportedOperationError
+from a2a_actors.stores import StoredTask
 
 from .chaos_nodes import cli_nodes, client_of
-from .helpers import nats_server
+from .helpers import connect, nats_server
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = pytest.mark.anyio
 
 BOUND = 2.0  # ClusterOptions.timeout_s: what any NATS operation may take
 SENDERS = 8
@@ -48,6 +55,7 @@ async def wait_final(client: A2AClient, task_id: str) -> None:
         pass  # final already
 
 
+@pytest.mark.slow
 async def test_nats_restarted_under_load_loses_nothing_acknowledged(tmp_path: Path) -> None:
     with anyio.fail_after(120):
         async with (
@@ -118,3 +126,47 @@ async def test_nats_restarted_under_load_loses_nothing_acknowledged(tmp_path: Pa
                 listed = await clients[1].list_tasks(page_size=1)
                 assert listed.total_size == len(acked)  # and nothing a busy answer refused
                 assert states == {TaskState.COMPLETED: len(acked)}, states
+
+
+def record(task_id: str, state: TaskState, version: int) -> StoredTask:
+    status = TaskStatus(state=state, timestamp=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    return StoredTask(Task(id=task_id, context_id="c", status=status), "alice", version)
+
+
+async def test_a_held_write_waits_for_nats_and_a_creation_does_not(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as conn,
+            NatsTaskStore.open(conn, holder=Holder("n1", 1)) as store,
+        ):
+            held = HeldTaskStore(store, patience=10.0)
+            await held.save(record("t", TaskState.WORKING, 2))
+            await server.stop()
+            began = time.monotonic()
+            with pytest.raises(ClusterUnavailableError):  # a new task: busy, not retried
+                await held.save(record("new", TaskState.SUBMITTED, 1))
+            assert time.monotonic() - began < BOUND + 0.5
+            written = anyio.Event()
+
+            async def complete() -> None:
+                await held.save(record("t", TaskState.COMPLETED, 3))
+                written.set()
+
+            failures = conn.statistics().unavailable
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(complete)
+                while conn.statistics().unavailable == failures:  # until its first try failed
+                    await anyio.lowlevel.checkpoint()
+                assert not written.is_set()  # it waits to try again
+                await server.start()
+            stored = await store.get("t")
+            assert stored is not None
+            assert stored.task.status.state is TaskState.COMPLETED
+            assert stored.version == 3
+            assert await store.get("new") is None
+            # without patience (the default) a held write is not retried either
+            await server.stop()
+            with pytest.raises(ClusterUnavailableError):
+                await HeldTaskStore(store).save(record("t", TaskState.COMPLETED, 3))
+            await server.start()
