@@ -2,6 +2,10 @@
 
     a2a-actors serve examples.conformance:agent      # full profile
     a2a-actors serve examples.conformance:minimal    # minimal profile
+    a2a-actors serve examples.conformance:agent --grpc-port 0   # + the gRPC binding
+
+With ``--grpc-port`` the card also lists a ``GRPC`` interface and the kit's gRPC tests
+(``run_tck.py --transport grpc``) run against it (docs/grpc.md, "Conformance").
 
 The kit chooses the behaviour it needs by the **messageId prefix** of each message
 (``docs/spec`` conformance §1); the longest matching prefix wins, and every behaviour also
