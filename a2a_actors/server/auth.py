@@ -103,7 +103,10 @@ class Authenticator:
     """Checks credentials of a request and describes the schemes for the AgentCard.
 
     Args:
-        config: Supplies ``api_keys``, ``api_key_header`` and ``bearer_tokens``.
+        config: Supplies ``api_keys``, ``api_key_header``, ``bearer_tokens`` and ``jwt``.
+
+    Raises:
+        OSError, ValueError: The JWT options' JWKS file cannot be read or holds no usable key.
     """
 
     def __init__(self, config: ServerConfig) -> None:
