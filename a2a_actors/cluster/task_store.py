@@ -71,7 +71,7 @@ from .bucket import FollowedBucket, KVChange
 from .connection import ClusterConnection
 from .names import task_id_of_key, task_key
 
-__all__ = ("Entry", "Holder", "NatsTaskStore", "TaskStoreStatistics", "replaces")
+__all__ = ("Entry", "Holder", "NatsTaskStore", "TaskStoreStatistics", "decode_entry", "replaces")
 
 logger = logging.getLogger("a2a_actors.cluster")
 
