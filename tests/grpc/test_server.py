@@ -204,13 +204,21 @@ async def test_cancel_and_subscribe() -> None:
                 await sdk.cancel_task(a2a_pb2.CancelTaskRequest(id=task.id))
 
 
-async def test_cancel_mid_stream_leaves_the_task_running() -> None:
+@pytest.mark.parametrize("method", ["SendStreamingMessage", "SubscribeToTask"])
+async def test_cancel_mid_stream_leaves_the_task_running(method: str) -> None:
     """A client that cancels its stream ends the server's stream, not the task."""
     with anyio.fail_after(TIMEOUT):
         async with grpc_served() as served, channel(served.address) as opened:
-            call = opened.unary_stream(protobuf.METHODS["SendStreamingMessage"].path)(
-                send_request("sleep now").SerializeToString(), metadata=V1
-            )
+            body = send_request("sleep now", return_immediately=method != "SendStreamingMessage")
+            if method == "SubscribeToTask":
+                answer = await opened.unary_unary(protobuf.METHODS["SendMessage"].path)(
+                    body.SerializeToString(), metadata=V1
+                )
+                task_id = a2a_pb2.SendMessageResponse.FromString(answer).task.id
+                request = a2a_pb2.SubscribeToTaskRequest(id=task_id).SerializeToString()
+            else:
+                request = body.SerializeToString()
+            call = opened.unary_stream(protobuf.METHODS[method].path)(request, metadata=V1)
             first = a2a_pb2.StreamResponse.FromString(await call.read())
             task_id = first.task.id
             await _wait_until(lambda: served.service.hub.open_streams == 1)
@@ -238,6 +246,15 @@ async def test_shutdown_ends_open_streams() -> None:
             served.service.close_streams()  # the first step of a shutdown
             assert await call.read() is grpc.aio.EOF
             assert await call.code() == grpc.StatusCode.OK
+            refused = await raw_stream(  # no new stream while shutting down
+                opened,
+                "SubscribeToTask",
+                a2a_pb2.SubscribeToTaskRequest(id=task_id).SerializeToString(),
+            )
+            assert (refused.code, refused.reason) == (
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "SERVER_BUSY",
+            )
 
 
 async def test_push_config_methods() -> None:
