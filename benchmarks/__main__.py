@@ -4,9 +4,9 @@
                          [--script-args 'bench_http=--rounds 3']
 
 Runs ``bench_protocol.py``, ``bench_inprocess.py``, ``bench_store.py``, ``bench_http.py``,
-``bench_hops.py`` and ``bench_grpc.py`` (each when present) one after the other as
-subprocesses with ``--json`` (and ``--quick`` when given), collects their result lines
-and writes:
+``bench_hops.py``, ``bench_grpc.py`` and ``bench_cluster.py`` (each when present) one
+after the other as subprocesses with ``--json`` (and ``--quick`` when given), collects
+their result lines and writes:
 
 * ``DIR/results.json``: date, machine, the scripts' exit statuses and every result (each
   with ``script`` added);
@@ -45,13 +45,24 @@ SCRIPTS = (
     "bench_http",
     "bench_hops",
     "bench_grpc",
+    "bench_cluster",
 )
 #: Keys that identify a result within its name, in table order.
-IDENTITY = ("setup", "backend", "store", "workload", "concurrency")
+IDENTITY = ("setup", "backend", "store", "nodes", "workload", "concurrency")
 #: Throughput keys, the first present is shown.
 THROUGHPUT = ("requests_per_s", "tasks_per_s", "ops_per_s", "hops_per_s")
 LATENCY = (("p50_ms", "p99_ms"), ("p50_us", "p99_us"))
-EXTRA = ("errors", "overhead_ms", "bytes_per_task", "server_cpu_pct", "loadgen_cpu_pct")
+EXTRA = (
+    "errors",
+    "overhead_ms",
+    "bytes_per_task",
+    "server_cpu_pct",
+    "loadgen_cpu_pct",
+    "cpu_us_per_task",
+    "nats_cpu_us_per_task",
+    "ratio",
+    "met",
+)
 
 
 def machine() -> dict[str, Any]:
