@@ -45,6 +45,11 @@ extra (missing: one line naming it, status 2); a NATS that cannot be reached is 
 stderr and the exit status is 1, and so is a node that lost its lease (cut from NATS for a
 lease time: it stops serving, since the other nodes settle its tasks).
 
+``--workers N`` runs N such nodes from one command on one port (:mod:`.workers`): with
+``--cluster`` they join it; without, a private nats-server is started for them and
+stopped after them (the ``cluster`` extra; missing: one line, status 2). ``--workers 1``
+(the default) is a single server, no NATS.
+
 ``--jwks``/``--jwt-*``/``--oidc-discovery`` (JWT bearer tokens) and ``--sign-card``/
 ``--sign-kid``/``--sign-jku`` (signed cards) are parsed by :mod:`.cli_trust` (docs/trust.md).
 
