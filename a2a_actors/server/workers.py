@@ -46,6 +46,7 @@ import copy
 import logging
 import os
 import pickle
+import re
 import signal
 import socket
 import subprocess
@@ -143,8 +144,8 @@ def check(args: argparse.Namespace) -> None:
 def _default_base() -> str:
     # the parent's HOST-PID, as a single node's default id (cluster.member.default_node_id,
     # which needs nats-py to import)
-    host = "".join(c if c.isalnum() or c in "-_" else "-" for c in socket.gethostname())
-    return f"{host.strip('-')[:40] or 'node'}-{os.getpid()}"
+    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname()).strip("-")[:40] or "node"
+    return f"{host}-{os.getpid()}"
 
 
 def inherited_socket(args: argparse.Namespace) -> socket.socket | None:
