@@ -367,6 +367,15 @@ def test_the_service_has_the_eleven_methods() -> None:
     ]
 
 
+def test_the_methods_are_those_of_the_generated_servicer() -> None:
+    """The server registers METHODS (raw-bytes handlers); they are exactly the RPCs of the
+    SDK's generated ``A2AServiceServicer`` base."""
+    from a2a.types import a2a_pb2_grpc
+
+    generated = {n for n in vars(a2a_pb2_grpc.A2AServiceServicer) if not n.startswith("_")}
+    assert generated == set(protobuf.METHODS)
+
+
 def test_a_struct_without_a_proto_message_is_refused() -> None:
     class Unknown(WireStruct, frozen=True):
         x: int = 0
