@@ -186,10 +186,12 @@ class FakeService(a2a_pb2_grpc.A2AServiceServicer):
     RESOURCE_EXHAUSTED with ErrorInfo SERVER_BUSY and a 2.5 s RetryInfo. ``"denied"``:
     PERMISSION_DENIED with an ErrorInfo of another domain. ``"bad"``: a Task whose state
     is not a TaskState. SubscribeToTask sends a snapshot and then waits until the client
-    leaves (``cancelled`` is set when it does). ``metadata`` holds each call's metadata.
+    leaves (``cancelled`` is set when it does). ``metadata`` holds each call's metadata,
+    ``tenants`` each SendMessage's ``tenant``.
     """
 
     metadata: list[dict[str, str]] = field(default_factory=list)
+    tenants: list[str] = field(default_factory=list)
     cancelled: threading.Event = field(default_factory=threading.Event)
 
     def _record(self, context: grpc.aio.ServicerContext) -> None:
@@ -199,6 +201,7 @@ class FakeService(a2a_pb2_grpc.A2AServiceServicer):
         self, request: a2a_pb2.SendMessageRequest, context: grpc.aio.ServicerContext
     ) -> a2a_pb2.SendMessageResponse:
         self._record(context)
+        self.tenants.append(request.tenant)
         text = request.message.parts[0].text if request.message.parts else ""
         if text == "slow":
             await asyncio.sleep(30)

@@ -147,3 +147,19 @@ def test_cli_get_list_subscribe_cancel(ours_grpc: str, capsys: pytest.CaptureFix
     status, _, err = run(capsys, "cancel", ours_grpc, task.id)
     assert status == 1
     assert err.startswith("error: TaskNotCancelableError (-32002): ")
+
+
+async def test_a_client_with_a_tenant(ours_grpc: str) -> None:
+    # The tenant travels in every request message (the proto's ``tenant`` fields).
+    with anyio.fail_after(TIMEOUT):
+        async with grpc_client(ours_grpc) as discovered:
+            target = discovered.interface.url
+        async with A2AClient(target, binding="GRPC", tenant="acme") as client:
+            task = await client.send_message("hello tenant")
+            assert isinstance(task, Task)
+            assert task.status.state is TaskState.COMPLETED
+            assert (await client.get_task(task.id)).id == task.id
+            async with client.stream_message("stream please") as stream:
+                events = [event async for event in stream]
+            assert stream.state is TaskState.COMPLETED
+            assert events[0].task is not None

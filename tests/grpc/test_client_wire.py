@@ -76,6 +76,16 @@ async def test_metadata_version_extensions_and_request_headers(fake_grpc: Fake) 
     assert first["user-agent"].startswith("a2a-actors/")
 
 
+async def test_the_tenant_travels_in_the_request(fake_grpc: Fake) -> None:
+    _, service = fake_grpc
+    with anyio.fail_after(TIMEOUT):
+        async with endpoint(fake_grpc, tenant="acme") as client:
+            await client.send_message("echo")
+        async with endpoint(fake_grpc) as client:
+            await client.send_message("echo")
+    assert service.tenants == ["acme", ""]
+
+
 async def test_bearer_token_and_api_key_travel_as_metadata(fake_grpc: Fake) -> None:
     _, service = fake_grpc
     with anyio.fail_after(TIMEOUT):
