@@ -59,6 +59,7 @@ import anyio
 import anyio.abc
 from anyio.abc import TaskStatus
 
+from a2a_actors.cluster import require_nats
 from a2a_actors.cluster.errors import ClusterExtraMissingError
 from a2a_actors.cluster.nats_server import NatsServer, NatsServerError, find_nats_server
 
@@ -130,8 +131,6 @@ def check(args: argparse.Namespace) -> None:
     if len(f"{base}-w{args.workers}") > 64:  # ClusterOptions' limit
         raise ValueError(f"--node-id {base!r} is too long for worker ids ({base}-w{args.workers})")
     try:
-        from a2a_actors.cluster import require_nats
-
         require_nats()
         if not args.cluster:
             find_nats_server()
