@@ -79,7 +79,7 @@ def span_id_for(trace_id: str) -> str | None:
 
 
 class DelegationSpan:
-    """The CLIENT span of one delegation, when tracing is on (else every call is a no-op).
+    """The CLIENT span of one delegation (made by :meth:`open` only while tracing is on).
 
     Args:
         agent: The child agent's name.
@@ -97,6 +97,13 @@ class DelegationSpan:
         if url:
             attributes[ATTRIBUTES["url"]] = url
         self._span = ClientSpan(f"a2a.delegate {agent}", attributes)
+
+    @classmethod
+    def open(cls, agent: str, correlation: Correlation, url: str) -> DelegationSpan | None:
+        """The delegation's span, or None while tracing is off (one attribute read)."""
+        if tracing.active() is None:
+            return None
+        return cls(agent, correlation, url)
 
     @property
     def span_id(self) -> str | None:

@@ -159,23 +159,30 @@ class ChildStream(ChildStarter):
             if self._outcomes is not None:
                 self._outcomes.count("refused")
             raise
-        span = self._span = DelegationSpan(plan.link.name, plan.correlation, plan.link.url)
-        self._span_id = span.span_id
+        span = self._span = DelegationSpan.open(plan.link.name, plan.correlation, plan.link.url)
         try:
-            with span.current():  # a local child's actor is spawned here: the span's child
-                if plan.child is None:
-                    await self._start(plan)
-                else:
-                    self._child = plan.child
-                    if plan.child.last is not None:
-                        self._view.apply(StreamResponse(task=plan.child.last))
-                    await self._forward(plan.message)
-            if self._child is not None:
-                span.child(self._child.record.task_id, self._child.record.context_id)
+            if span is None:
+                await self._begin(plan)
+            else:
+                self._span_id = span.span_id
+                with span.current():  # a local child's actor is spawned here: its child
+                    await self._begin(plan)
+                if self._child is not None:
+                    span.child(self._child.record.task_id, self._child.record.context_id)
         except BaseException:
             await self._close()
             raise
         return self
+
+    async def _begin(self, plan: Plan) -> None:
+        """Start the child, or resume it with the answer ``plan`` carries."""
+        if plan.child is None:
+            await self._start(plan)
+            return
+        self._child = plan.child
+        if plan.child.last is not None:
+            self._view.apply(StreamResponse(task=plan.child.last))
+        await self._forward(plan.message)
 
     async def __aexit__(
         self,
