@@ -26,6 +26,8 @@ from .tracing import ATTRIBUTES, Tracing
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
+    from .supervisor import Supervisor
+
 __all__ = ("TaskSpans",)
 
 _STATE = ATTRIBUTES["state"]
@@ -36,15 +38,22 @@ class TaskSpans:
 
     Args:
         tracing: The process's tracing.
-        agent: The supervisor's agent name (attribute ``a2a.agent``).
+        agent: The supervisor's agent name (attribute ``a2a.agent`` of a task whose actor
+            is not known: see :meth:`bind`).
     """
 
-    __slots__ = ("_agent", "_spans", "_tracing")
+    __slots__ = ("_agent", "_spans", "_supervisor", "_tracing")
 
     def __init__(self, tracing: Tracing, agent: str) -> None:
         self._tracing = tracing
         self._agent = agent
+        self._supervisor: Supervisor | None = None
         self._spans: dict[str, tuple[Span, TaskState | None]] = {}
+
+    def bind(self, supervisor: Supervisor) -> None:
+        """Name each task's agent from its actor in ``supervisor`` (a local child runs
+        another agent than the supervisor's own)."""
+        self._supervisor = supervisor
 
     @property
     def open_spans(self) -> int:
@@ -88,13 +97,17 @@ class TaskSpans:
 
         payload = event.payload
         context_id = getattr(payload, "context_id", "") or ""
+        agent = self._agent
+        actor = self._supervisor.get_actor(task_id) if self._supervisor is not None else None
+        if actor is not None:
+            agent = actor.agent.name
         span = self._tracing.start_span(
             "a2a.task",
             SpanKind.INTERNAL,
             {
                 ATTRIBUTES["task_id"]: task_id,
                 ATTRIBUTES["context_id"]: context_id,
-                ATTRIBUTES["agent"]: self._agent,
+                ATTRIBUTES["agent"]: agent,
             },
         )
         self._tracing.make_current(span)

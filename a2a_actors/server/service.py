@@ -39,6 +39,7 @@ from a2a_actors.protocol.legacy_card import dual_version_card
 from a2a_actors.push.delivery import PushDelivery, system_resolver
 from a2a_actors.push.policy import PushPolicy
 from a2a_actors.runtime import EventObserver, Supervisor, as_agent
+from a2a_actors.runtime.task_spans import TaskSpans
 from a2a_actors.runtime.tracing import Tracing, from_environment
 from a2a_actors.stores.base import (
     RecoverableStore,
@@ -251,6 +252,9 @@ class A2AService:
                     for observer in observers:
                         supervisor.add_observer(observer)
                         stack.callback(supervisor.remove_observer, observer)
+                for observer in observers:
+                    if isinstance(observer, TaskSpans):
+                        observer.bind(supervisor)
                 self._methods = self._methods_for(supervisor, tracing)
                 try:
                     async with anyio.create_task_group() as streams_tg:
@@ -271,8 +275,6 @@ class A2AService:
         """The event observers tracing and metrics need (none when both are off)."""
         observers: list[EventObserver] = []
         if tracing is not None:
-            from a2a_actors.runtime.task_spans import TaskSpans
-
             observers.append(TaskSpans(tracing, self.agent.name))
         if self.metrics is not None:
             observers.append(self.metrics)

@@ -119,6 +119,7 @@ async def test_the_multihop_demo_is_one_trace_shaped_like_its_hop_tree(
         assert states[-1] == "TASK_STATE_COMPLETED"
         assert _attr(span, "a2a.task.state") == "TASK_STATE_COMPLETED"
         assert _attr(span, "a2a.context.id") == node.context_id
+        assert _attr(span, "a2a.agent") == node.agent  # local children: their own agent
 
 
 @asynccontextmanager
