@@ -24,9 +24,10 @@ The wire, per the ``lf.a2a.v1.A2AService`` of the spec's ``a2a.proto``:
   UNAVAILABLE, DEADLINE_EXCEEDED and a CANCELLED we did not ask for become
   :class:`~.errors.A2AConnectionError`.
 
-Timeouts (:class:`~.transport.Timeouts`): ``read`` is a unary call's deadline;
-``stream_read`` bounds the wait for each stream event (none by default); a peer that cannot
-be reached fails at once (gRPC's fail-fast), as :class:`~.errors.A2AConnectionError`.
+Timeouts (:class:`~.transport.Timeouts`): ``connect`` bounds the wait for the channel's
+connection before its first call (a refused connection fails at once); ``read`` is a unary
+call's deadline; ``stream_read`` bounds the wait for each stream event (none by default).
+Each is an :class:`~.errors.A2AConnectionError` when exceeded.
 
 Streams: entering reads the first event, so an error the server sends before any event (an
 unknown or terminal task, a refused call) is raised on entering, as for the HTTP bindings;
@@ -41,6 +42,7 @@ loop; under trio on a private asyncio loop in a thread of the transport's own
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar, cast
@@ -135,6 +137,7 @@ class GRPCTransport:
         self._runner: LoopRunner | None = None
         self._channel: grpc.aio.Channel | None = None
         self._stub: Any = None
+        self._connecting: asyncio.Future[None] | None = None
 
     @property
     def interface(self) -> AgentInterface:
@@ -148,15 +151,21 @@ class GRPCTransport:
 
     async def aclose(self) -> None:
         """Close the channel (cancelling calls still open) and any loop of our own."""
-        runner, channel = self._runner, self._channel
-        self._runner, self._channel, self._stub = None, None, None
+        runner, self._runner = self._runner, None
         if runner is None:
             return
         try:
-            if channel is not None:
-                await runner.run(channel.close)
+            await runner.run(self._close_channel)
         finally:
             await runner.aclose()
+
+    async def _close_channel(self) -> None:
+        connecting, channel = self._connecting, self._channel
+        self._connecting, self._channel, self._stub = None, None, None
+        if connecting is not None:
+            connecting.cancel()
+        if channel is not None:
+            await channel.close()
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -220,7 +229,8 @@ class GRPCTransport:
         return runner, multicallable
 
     async def _open_stub(self) -> Any:
-        # Runs on the loop that owns the channel; no await, so two first calls open one.
+        # Runs on the loop that owns the channel. Opening is atomic (no await before the
+        # stub is set), so concurrent first calls share one channel and one connection wait.
         if self._stub is None:
             options = [
                 ("grpc.max_send_message_length", self._max_bytes),
@@ -233,7 +243,24 @@ class GRPCTransport:
                 channel = grpc.aio.insecure_channel(self._target, options=options)
             self._channel = channel
             self._stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
-        return self._stub
+            self._connecting = asyncio.ensure_future(
+                _connect(channel, self._target, self._timeouts.connect)
+            )
+        stub, connecting = self._stub, self._connecting
+        if connecting is not None:
+            try:
+                await asyncio.shield(connecting)
+            except A2AConnectionError:
+                # Start afresh next time, with a new connection wait.
+                if self._stub is stub:
+                    channel, self._channel, self._stub = self._channel, None, None
+                    if channel is not None:
+                        await channel.close()
+                raise
+            finally:
+                if self._connecting is connecting and connecting.done():
+                    self._connecting = None
+        return stub
 
     async def _metadata(self, extensions: Sequence[str]) -> list[tuple[str, str]]:
         metadata: list[tuple[str, str]] = []
@@ -293,6 +320,29 @@ class _StreamEvents:
             self.ended = True
             return None
         return _decode(message, StreamResponse)
+
+
+async def _connect(channel: grpc.aio.Channel, target: str, timeout: float | None) -> None:
+    """Wait until ``channel`` is connected: at most ``timeout`` seconds, failing at once when
+    the connection is refused (TRANSIENT_FAILURE), as a fail-fast call would."""
+
+    async def ready() -> None:
+        state = channel.get_state(try_to_connect=True)
+        while state is not grpc.ChannelConnectivity.READY:
+            if state in (
+                grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+                grpc.ChannelConnectivity.SHUTDOWN,
+            ):
+                raise A2AConnectionError(f"connection to {target} failed: UNAVAILABLE")
+            await channel.wait_for_state_change(state)
+            state = channel.get_state(try_to_connect=True)
+
+    try:
+        await asyncio.wait_for(ready(), timeout)
+    except TimeoutError:
+        raise A2AConnectionError(
+            f"timed out connecting to {target}: not connected within {timeout:g} s"
+        ) from None
 
 
 def _decode(message: Any, result_type: type[R]) -> R:

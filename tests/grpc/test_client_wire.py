@@ -165,6 +165,22 @@ async def test_an_agent_that_is_not_there_is_a_connection_error() -> None:
                 await client.send_message("hello")
 
 
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+def test_a_peer_that_never_speaks_http2_is_a_connect_timeout(backend: str) -> None:
+    # A TCP listener that never answers: the connection is made (the kernel's backlog) but
+    # gRPC's HTTP/2 handshake never completes, so only the connect timeout ends the wait.
+    async def call(target: str) -> None:
+        with anyio.fail_after(TIMEOUT):
+            async with A2AClient(target, binding="GRPC", timeouts=Timeouts(connect=0.3)) as client:
+                with pytest.raises(A2AConnectionError, match=r"not connected within 0\.3 s"):
+                    await client.send_message("hello")
+
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(8)
+        anyio.run(call, f"127.0.0.1:{mute.getsockname()[1]}", backend=backend)
+
+
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
