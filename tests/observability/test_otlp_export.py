@@ -101,7 +101,10 @@ async def test_the_pipeline_example_exports_its_trace() -> None:
 
 
 _PROBE = """
-import sys, anyio
+import sys
+if sys.argv[1:] == ["no-extra"]:  # as if the otel extra were not installed
+    sys.modules["opentelemetry"] = None
+import anyio
 from functools import partial
 from a2a_actors.client import A2AClient
 from a2a_actors.server import serve, service_of, create_app
@@ -116,7 +119,7 @@ async def main():
             await client.send_message("hi")
         assert type(service_of(app).methods) is Methods, type(service_of(app).methods)
         tg.cancel_scope.cancel()
-    loaded = sorted(m for m in sys.modules if m.startswith("opentelemetry"))
+    loaded = [m for m, mod in sys.modules.items() if m.startswith("opentelemetry") and mod]
     print("loaded:", loaded)
     assert not loaded
 
@@ -125,17 +128,26 @@ anyio.run(main)
 
 
 async def test_tracing_off_imports_nothing_and_serves_the_plain_methods() -> None:
+    """Off: no variables; OTEL_SDK_DISABLED=true with an endpoint; an endpoint without
+    the extra (one warning says what to install)."""
     with anyio.fail_after(TIMEOUT):
         async with receiver() as collector:
             url = collector.base_url
-            for env in (
-                clean_environment(),
-                clean_environment(OTEL_SDK_DISABLED="true", OTEL_EXPORTER_OTLP_ENDPOINT=url),
+            wanted = clean_environment(OTEL_EXPORTER_OTLP_ENDPOINT=url)
+            for env, extra in (
+                (clean_environment(), ""),
+                (clean_environment(OTEL_SDK_DISABLED="true", OTEL_EXPORTER_OTLP_ENDPOINT=url), ""),
+                (wanted, "no-extra"),
             ):
                 done = await anyio.run_process(
-                    [sys.executable, "-c", _PROBE], env=env, cwd=ROOT, check=False
+                    [sys.executable, "-c", _PROBE, *([extra] if extra else [])],
+                    env=env,
+                    cwd=ROOT,
+                    check=False,
                 )
                 assert done.returncode == 0, done.stderr.decode()
+                warned = "pip install 'a2a-actors[otel]'" in done.stderr.decode()
+                assert warned == (extra == "no-extra")  # asked for traces without the extra
             assert collector.requests == []
 
 
