@@ -185,8 +185,10 @@ class FakeService(a2a_pb2_grpc.A2AServiceServicer):
     deadlines). ``"status CODE"``: aborts with that status and no details. ``"busy"``:
     RESOURCE_EXHAUSTED with ErrorInfo SERVER_BUSY and a 2.5 s RetryInfo. ``"denied"``:
     PERMISSION_DENIED with an ErrorInfo of another domain. ``"bad"``: a Task whose state
-    is not a TaskState. SubscribeToTask sends a snapshot and then waits until the client
-    leaves (``cancelled`` is set when it does). ``metadata`` holds each call's metadata,
+    is not a TaskState. SendStreamingMessage sends task ``t-cut`` WORKING, then fails
+    UNAVAILABLE (a cut stream); SubscribeToTask sends ``t-cut`` COMPLETED, or for any other
+    task a WORKING snapshot and then waits until the client leaves (``cancelled`` is set
+    when it does). ``metadata`` holds each call's metadata,
     ``tenants`` each SendMessage's ``tenant``.
     """
 
@@ -234,10 +236,22 @@ class FakeService(a2a_pb2_grpc.A2AServiceServicer):
         )
         return a2a_pb2.SendMessageResponse(message=reply)
 
+    async def SendStreamingMessage(
+        self, request: a2a_pb2.SendMessageRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[a2a_pb2.StreamResponse]:
+        self._record(context)
+        yield a2a_pb2.StreamResponse(task=_task("t-cut"))
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "connection lost")
+
     async def SubscribeToTask(
         self, request: a2a_pb2.SubscribeToTaskRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[a2a_pb2.StreamResponse]:
         self._record(context)
+        if request.id == "t-cut":  # the task of the cut stream, finished meanwhile
+            task = _task(request.id)
+            task.status.state = a2a_pb2.TASK_STATE_COMPLETED
+            yield a2a_pb2.StreamResponse(task=task)
+            return
         yield a2a_pb2.StreamResponse(task=_task(request.id))
         try:
             await asyncio.Event().wait()  # until the client goes away

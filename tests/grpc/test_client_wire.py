@@ -46,7 +46,7 @@ from a2a_actors.protocol.errors import (
     ServerBusyError,
     UnauthenticatedError,
 )
-from a2a_actors.protocol.models import Message
+from a2a_actors.protocol.models import Message, TaskState
 from tests.client.scenarios import TIMEOUT
 from tests.grpc.grpc_servers import FakeService, GrpcServer
 
@@ -251,6 +251,20 @@ def test_leaving_a_stream_cancels_the_call(fake_grpc: Fake, backend: str) -> Non
                 assert service.cancelled.is_set()
 
     anyio.run(follow, backend=backend)
+
+
+async def test_a_cut_stream_is_resumed_with_subscribe(fake_grpc: Fake) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with endpoint(fake_grpc) as client:
+            stream = client.stream_message("go", resubscribe=True)
+            async with stream:
+                states = [e.task.status.state for e in [x async for x in stream] if e.task]
+            assert states == [TaskState.WORKING, TaskState.COMPLETED]
+            assert stream.resubscribes == 1
+            with pytest.raises(StreamInterruptedError) as cut:
+                async with client.stream_message("go") as events:
+                    [_ async for _ in events]
+            assert isinstance(cut.value.__cause__, A2AConnectionError)
 
 
 async def test_a_quiet_stream_times_out_when_asked(fake_grpc: Fake) -> None:
