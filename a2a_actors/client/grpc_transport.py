@@ -75,22 +75,18 @@ _AUTH_PROBE_URL = "http://grpc.invalid/"
 _SECURE_SCHEMES = ("grpcs://", "https://")
 _PLAIN_SCHEMES = ("grpc://", "http://")
 
-_CONNECTION_CODES = frozenset(
-    {
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.DEADLINE_EXCEEDED,
-        grpc.StatusCode.CANCELLED,
-    }
-)
+#: Statuses about the connection rather than the call (DEADLINE_EXCEEDED: see below).
+_CONNECTION_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
 
 
 def error_from_grpc(exc: grpc.aio.AioRpcError, *, target: str) -> A2AError:
     """The typed error for a failed call (see the module docstring)."""
     code = exc.code()
     text = exc.details() or code.name
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return A2AConnectionError(f"timed out talking to {target}: {code.name}")
     if code in _CONNECTION_CODES:
-        verb = "timed out talking to" if code is grpc.StatusCode.DEADLINE_EXCEEDED else "call to"
-        return A2AConnectionError(f"{verb} {target} failed: {code.name}: {text}")
+        return A2AConnectionError(f"call to {target} failed: {code.name}: {text}")
     trailers = {str(k): v for k, v in (exc.trailing_metadata() or ())}
     status = status_pb2.Status(code=code.value[0], message=text)
     raw = trailers.get(protobuf.STATUS_DETAILS_KEY)
@@ -108,7 +104,7 @@ class GRPCTransport:
     Args:
         interface: The interface spoken to; its ``url`` is ``host:port``.
         auth: Credentials as an ``httpx.Auth`` (see :mod:`.auth`); sent as metadata.
-        timeouts: Unary deadline and stream idle timeout.
+        timeouts: Connection wait, unary deadline and stream idle timeout.
         version: The ``a2a-version`` value, or ``None`` to send none.
         credentials: ``grpc.ChannelCredentials`` for TLS (own roots, client certificates);
             by default the URL's scheme decides (``grpcs://``: system roots).
