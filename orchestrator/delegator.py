@@ -40,7 +40,7 @@ from a2a_actors.client import A2AClient, Timeouts
 from a2a_actors.client.middleware import ClientMiddleware
 from a2a_actors.client.registry import Registry
 from a2a_actors.protocol.errors import UnsupportedOperationError
-from a2a_actors.protocol.models import Message, Part, Role, utc_now
+from a2a_actors.protocol.models import Message, Part, Role, Task, utc_now
 from a2a_actors.runtime import TaskContext, TaskRunner
 
 from ._hop import Hop, HopRegistry
@@ -58,6 +58,7 @@ from .correlation import (
     parse_traceparent,
     root_correlation,
 )
+from .orphans import cancel_orphans
 from .outcome import DelegationResult
 
 __all__ = ("ClientFactory", "Orchestrator", "Resolver", "delegate", "stream_delegate")
@@ -159,6 +160,12 @@ class Orchestrator:
             DelegationError: The agent could not be reached or has no usable card.
         """
         return (await self._targets.remote(url)).client
+
+    async def cancel_orphans(self, task: Task) -> tuple[str, ...]:
+        """Cancel the live remote children of ``task``, a parent whose handler is gone (a
+        cluster node settled it after its own node was lost); the ids cancelled. See
+        :func:`~orchestrator.orphans.cancel_orphans`."""
+        return await cancel_orphans(self._targets, task, timeout=self.cancel_timeout)
 
     async def aclose(self) -> None:
         """Close the remote clients and the ``httpx.AsyncClient`` if it is ours."""

@@ -16,7 +16,10 @@ the **settler**:
 
 Every node settles, so a lost node's tasks are settled as long as one node is left; the
 store's optimistic writes make them settled once. A settling pass that fails (NATS away)
-is retried after every change of the nodes bucket and at least once per lease time.
+is retried after every change of the nodes bucket and at least once per lease time. Each
+task this node failed then goes to the handler set with :meth:`ClusterNode.handle_lost_tasks`
+(the server's: an orchestrator cancels the task's remote children, which no handler is
+left to do), so that happens once in the cluster too.
 
 If this node loses its own lease (``LeaseLostError``), the block is cancelled and the
 error propagates from ``open`` (in an exception group): the node must stop serving as an
@@ -27,13 +30,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
 
 from ..protocol.models import utc_now
+from ..stores.base import StoredTask
 from .connection import ClusterConnection
 from .errors import ClusterUnavailableError
 from .event_log import EventLog
@@ -46,6 +50,9 @@ from .task_store import Holder, NatsTaskStore
 __all__ = ("ClusterNode",)
 
 logger = logging.getLogger("a2a_actors.cluster")
+
+#: What :meth:`ClusterNode.handle_lost_tasks` calls with each task failed for a lost node.
+LostTaskHandler = Callable[[StoredTask], Awaitable[object]]
 
 
 class ClusterNode:
@@ -69,6 +76,7 @@ class ClusterNode:
         store: NatsTaskStore,
         push: NatsPushConfigStore,
         log: EventLog,
+        tg: anyio.abc.TaskGroup,
     ) -> None:
         """Use :meth:`open` instead."""
         self.conn = conn
@@ -81,6 +89,8 @@ class ClusterNode:
         self._leases = leases
         self._settled = 0
         self._unsettled: set[tuple[str, int]] = set()  # passes that failed: retried
+        self._tg = tg
+        self._on_lost: LostTaskHandler | None = None
 
     @classmethod
     @asynccontextmanager
@@ -124,7 +134,7 @@ class ClusterNode:
                 NatsPushConfigStore.open(conn, replicas=replicas) as push,
             ):
                 log = await EventLog.open(conn, replicas=replicas)
-                node = cls(conn, leases, lease, store, push, log)
+                node = cls(conn, leases, lease, store, push, log, tg)
                 await tg.start(node._settle_lost_nodes)
                 yield node
                 tg.cancel_scope.cancel()
@@ -134,6 +144,11 @@ class ClusterNode:
         """The cluster's lease time (its nodes bucket's): a node cut from NATS that long
         has fenced itself, and the others settle its tasks."""
         return self._leases.ttl
+
+    def handle_lost_tasks(self, handler: LostTaskHandler | None) -> None:
+        """Call ``handler`` with each task this node fails for a lost node, once its FAILED
+        update is logged; each call in a task of its own, its errors logged. None: none."""
+        self._on_lost = handler
 
     @property
     def settled(self) -> int:
@@ -174,6 +189,10 @@ class ClusterNode:
             self._unsettled.add((node_id, epoch))
             return
         self._settled += len(report.failed) + len(report.resumable)
+        handler = self._on_lost
+        if handler is not None:
+            for failed in report.failed:
+                self._tg.start_soon(_after_loss, handler, failed)
         if report.failed or report.resumable:
             logger.warning(
                 "node %s (epoch %d) is gone: %d task(s) FAILED, %d resumable",
@@ -182,3 +201,10 @@ class ClusterNode:
                 len(report.failed),
                 len(report.resumable),
             )
+
+
+async def _after_loss(handler: LostTaskHandler, record: StoredTask) -> None:
+    try:
+        await handler(record)
+    except Exception:
+        logger.exception("task %s: the lost-task handler failed", record.task.id)

@@ -17,14 +17,17 @@ need it to cancel its remote children). So ``a2a-actors serve mod:pipeline``,
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from a2a_actors.protocol.models import Task
 from a2a_actors.runtime import Agent, Delegator
+from a2a_actors.stores import StoredTask
 
-__all__ = ("DelegatorProvider", "provide_delegator")
+__all__ = ("DelegatorProvider", "OrphanCanceller", "lost_task_handler", "provide_delegator")
 
 
 @runtime_checkable
@@ -58,3 +61,29 @@ async def provide_delegator(
             return await opened.__aexit__(*exc_info)
 
     stack.push_async_exit(close)
+
+
+@runtime_checkable
+class OrphanCanceller(Protocol):
+    """A delegator that can cancel the children of a task whose handler is gone."""
+
+    async def cancel_orphans(self, task: Task) -> object:
+        """Cancel ``task``'s children that are still running (cluster mode: ``task`` was
+        settled FAILED by this node after the node that ran it was lost)."""
+        ...
+
+
+def lost_task_handler(
+    delegator: Delegator | None,
+) -> Callable[[StoredTask], Awaitable[object]] | None:
+    """What a cluster node does with each task it fails for a lost node: the delegator's
+    :meth:`OrphanCanceller.cancel_orphans` when it has one (``orchestrator`` does), else
+    None (nothing to do)."""
+    if not isinstance(delegator, OrphanCanceller):
+        return None
+    cancel = delegator.cancel_orphans
+
+    async def handle(record: StoredTask) -> object:
+        return await cancel(record.task)
+
+    return handle

@@ -26,6 +26,7 @@ from quart import Quart
 
 from .app import Backend, create_app, current_backend, service_of
 from .config import ClusterOptions, ServerConfig
+from .delegation import lost_task_handler
 from .grpc_options import require_grpc
 from .push_configs import PushConfigStore
 
@@ -203,6 +204,9 @@ async def serve(
                 await grpc_server.start()
             if member is not None:
                 await tg.start(member.serve_inbox, service.methods.supervisor)
+                # a lost node's parent tasks this node fails: cancel their remote children
+                orphans = lost_task_handler(service.methods.supervisor.delegator)
+                member.node.handle_lost_tasks(orphans)
             logger.info("serving %s on %s (%s)", service.agent.name, base_url, running)
             task_status.started(base_url)
             await anyio.sleep_forever()

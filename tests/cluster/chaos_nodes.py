@@ -24,14 +24,25 @@ from a2a_actors.client import A2AClient
 from a2a_actors.cluster import NatsServer
 from a2a_actors.runtime import TaskContext
 from a2a_actors.runtime.agent import Agent
-from orchestrator import orchestrated
+from orchestrator import delegate, orchestrated
 
-__all__ = ("AGENT", "CHILD", "CliNode", "agent", "child", "cli_nodes", "client_of")
+__all__ = (
+    "AGENT",
+    "CHILD",
+    "PARENT",
+    "CliNode",
+    "agent",
+    "child",
+    "cli_nodes",
+    "client_of",
+    "parent",
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(sys.executable).with_name("a2a-actors")
 AGENT = "tests.cluster.chaos_nodes:agent"
 CHILD = "tests.cluster.chaos_nodes:child"
+PARENT = "tests.cluster.chaos_nodes:parent"
 START_S = 60.0
 
 
@@ -67,6 +78,16 @@ agent = Agent(handler=handler, name="chaos")
 #: The same, orchestrated: a parent starts it with one SendStreamingMessage and follows
 #: that stream (its card declares the correlation extension).
 child = orchestrated(Agent(handler=handler, name="chaos-child"))
+
+
+async def delegating(ctx: TaskContext) -> str:
+    """``URL TEXT``: delegates ``TEXT`` to the agent at ``URL``, answers its answer."""
+    url, _, text = ctx.text.partition(" ")
+    return (await delegate(ctx, url, text)).text
+
+
+#: An orchestrated parent (``chaos-parent``) of whatever agent its message names.
+parent = orchestrated(Agent(handler=delegating, name="chaos-parent"))
 
 
 class CliNode:

@@ -20,10 +20,10 @@ from a2a_actors.protocol import Task, TaskState
 from a2a_actors.protocol.errors import UnsupportedOperationError
 from a2a_actors.runtime import Agent, TaskContext
 from a2a_actors.server import serve
-from orchestrator import DelegationError, delegate, hop_record, orchestrated
+from orchestrator import CORRELATION_URI, DelegationError, delegate, hop_record, orchestrated
 
 from .balancer import balance
-from .chaos_nodes import CHILD, cli_nodes
+from .chaos_nodes import CHILD, PARENT, cli_nodes
 from .helpers import nats_server
 
 pytestmark = pytest.mark.anyio
@@ -86,4 +86,48 @@ async def test_a_child_whose_node_is_killed_fails_its_parent_with_the_origin(
                 async with await A2AClient.connect(child_url, card_cache=None) as on_y:
                     child = await on_y.get_task(child_id)  # the balancer sends it to y
                 assert child.status.state is TaskState.FAILED
+            tg.cancel_scope.cancel()
+
+
+async def test_the_children_of_a_parent_whose_node_is_lost_are_cancelled(
+    tmp_path: Path,
+) -> None:
+    started = anyio.Event()
+    child_ids: list[str] = []
+
+    async def waiter(ctx: TaskContext) -> None:
+        child_ids.append(ctx.task_id)
+        started.set()
+        await anyio.sleep_forever()
+
+    with anyio.fail_after(90):
+        async with nats_server(tmp_path) as server, anyio.create_task_group() as tg:
+            child_url = await tg.start(serve, orchestrated(Agent(handler=waiter, name="waiter")))
+            async with (
+                cli_nodes(server, ["a", "b"], tmp_path, lease=LEASE, served=PARENT) as (a, b),
+                await A2AClient.connect(a.url, card_cache=None) as on_a,
+                await A2AClient.connect(b.url, card_cache=None) as on_b,
+                await A2AClient.connect(child_url, card_cache=None) as on_child,
+            ):
+                started_parent = await on_a.send_message(
+                    f"{child_url} wait", return_immediately=True
+                )
+                assert isinstance(started_parent, Task)
+                await started.wait()  # a's parent task delegated; the child runs here
+                (child_id,) = child_ids
+                async with on_child.subscribe(child_id) as events:
+                    assert (await events.__anext__()).task is not None
+                    a.kill()  # the parent's handler is gone with its node
+                    rest = [event async for event in events]
+                parent_task = await final_task(on_b, started_parent.id)
+
+            # b settled the parent FAILED, then cancelled the child the parent had left
+            assert parent_task.status.state is TaskState.FAILED
+            assert parent_task.status.message is not None
+            assert "node a was lost" in parent_task.status.message.text
+            final = rest[-1].status_update
+            assert final is not None
+            assert final.status.state is TaskState.CANCELED
+            said = (final.metadata or {}).get(CORRELATION_URI)
+            assert said == {"canceledBy": "chaos-parent", "parentTaskId": started_parent.id}
             tg.cancel_scope.cancel()
