@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ..protocol.models import StreamResponse
 
@@ -76,8 +76,8 @@ class EventHistory:
 
     __slots__ = ("events", "start")
 
-    def __init__(self, window: int, start: int) -> None:
-        self.events: deque[Recorded] = deque(maxlen=window)
+    def __init__(self, window: int, start: int, events: Iterable[Recorded] = ()) -> None:
+        self.events: deque[Recorded] = deque(events, maxlen=window)
         self.start = start
 
     def __len__(self) -> int:
@@ -94,8 +94,9 @@ class EventHistory:
         return [item for item in events if item[0] > version]
 
 
-#: A kept history: when it expires, the task version it ends at, the history.
-_Entry = tuple[float, int, EventHistory]
+#: A kept history, packed (a deque of a few items holds a whole block of 64 slots): when it
+#: expires, the task version it ends at, its window, its start, its events.
+_Entry = tuple[float, int, int, int, tuple[Recorded, ...]]
 
 
 class SettledHistories:
@@ -142,7 +143,9 @@ class SettledHistories:
             return
         if not entries:
             self._expires = now + self._keep_for
-        entries[task_id] = (now + self._keep_for, version, history)
+        events = history.events
+        window = events.maxlen or 0
+        entries[task_id] = (now + self._keep_for, version, window, history.start, tuple(events))
         self._events += kept
         if now >= self._expires or self._events > self._max_events:
             self._expire(now)
@@ -153,10 +156,11 @@ class SettledHistories:
         entry = self._entries.get(task_id)
         if entry is None:
             return None
-        if entry[0] <= self._clock() or entry[1] != version:
+        deadline, kept_version, window, start, events = entry
+        if deadline <= self._clock() or kept_version != version:
             self._drop(task_id)
             return None
-        return entry[2]
+        return EventHistory(window, start, events)
 
     def take(self, task_id: str, version: int) -> EventHistory | None:
         """:meth:`get`, and forget it here (the task records into it again)."""
@@ -168,7 +172,7 @@ class SettledHistories:
     def _drop(self, task_id: str) -> None:
         entry = self._entries.pop(task_id, None)
         if entry is not None:
-            self._events -= len(entry[2])
+            self._events -= len(entry[4])
 
     def _expire(self, now: float) -> None:
         """Drop the oldest entries while they are expired or too many events are kept."""
@@ -179,5 +183,5 @@ class SettledHistories:
                 self._expires = oldest[0]
                 return
             del entries[task_id]
-            self._events -= len(oldest[2])
+            self._events -= len(oldest[4])
         self._expires = float("inf")
