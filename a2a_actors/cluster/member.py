@@ -228,7 +228,12 @@ class NodeRemote:
 
     async def runner(self, record: StoredTask) -> str | None:
         """The other node holding the live task, or None (nobody, or this node)."""
-        entry = await self._node.store.get_entry(record.task.id)
+        store = self._node.store
+        entry = store.seen_entry(record.task.id)
+        if entry is None or entry.record != record:
+            entry = await store.get_entry(record.task.id)
+        # else ``record`` is what a read just returned (the Supervisor reads it first) and
+        # that read noted its holder: no second read of the key (a cross-node round trip)
         if entry is None or entry.holder is None or is_terminal(entry.record.task.status.state):
             return None
         if entry.holder.node_id == self._node.holder.node_id:

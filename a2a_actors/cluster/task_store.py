@@ -252,6 +252,12 @@ class NatsTaskStore:
         next :meth:`commit` is an update of a task that exists, not the task's creation."""
         return task_id in self._known
 
+    def seen_entry(self, task_id: str) -> Entry | None:
+        """The newest entry of ``task_id`` this store has read, written or followed, without
+        I/O: as fresh as that (None: never seen)."""
+        known = self._known.get(task_id)
+        return None if known is None else known[1]
+
     async def get(self, task_id: str) -> StoredTask | None:
         """The stored record of ``task_id``, or None (read from JetStream, not the mirror).
 

@@ -290,7 +290,11 @@ class _SharedPort:
         try:
             yield shared
         finally:
-            shared._held.close()
+            shared.close()
+
+    def close(self) -> None:
+        """Give the port back (the workers' own sockets are theirs)."""
+        self._held.close()
 
     def _bind(self, port: int) -> socket.socket:
         sock = socket.socket(self._family, socket.SOCK_STREAM)
