@@ -219,6 +219,13 @@ class _ObservedEvents:
     def __aiter__(self) -> _ObservedEvents:
         return self
 
+    @property
+    def version(self) -> int:
+        """The runtime stream's ``version``, the SSE ``id:`` of the last event (server/sse.py);
+        AttributeError when it has none."""
+        version: int = self._events.version  # type: ignore[attr-defined]
+        return version
+
     async def __anext__(self) -> StreamResponse:
         event = await self._events.__anext__()
         self._call.saw(event)

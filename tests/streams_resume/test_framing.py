@@ -11,6 +11,8 @@ import httpx
 import pytest
 
 from a2a_actors.protocol.sse import SSEParser, encode_event, encode_json_event
+from a2a_actors.server import ServerConfig
+from a2a_actors.server.metrics_options import MetricsOptions
 from a2a_actors.server.sse import resume_point
 from tests.interop.sdk_server import sdk_client
 from tests.interop.test_sdk_client_vs_our_server import collect, kinds, request, text_of
@@ -80,6 +82,34 @@ async def test_every_event_of_both_bindings_carries_the_task_version() -> None:
     assert task["status"]["state"] == "TASK_STATE_SUBMITTED"
     resumed_ids = ids_of(resumed)
     assert resumed_ids == sorted(set(resumed_ids))
+
+
+async def test_observed_streams_carry_ids_too() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with running_app(config=ServerConfig(metrics=MetricsOptions())) as client:
+            body = envelope("SendStreamingMessage", send_params("stream please"))
+            _, _, raw = await stream(client, "/", body)
+    ids = ids_of(raw)
+    assert ids == list(range(ids[0], ids[0] + 6))
+
+
+async def test_a_rest_get_subscribe_resumes_after_last_event_id() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with running_app() as client:
+            body = json.dumps(send_params("stream please")).encode()
+            _, _, raw = await stream(client, "/rest/message:stream", body)
+            events = SSEParser().feed(raw)
+            task_id = json.loads(events[0].data)["task"]["id"]
+            resumed = await stream(
+                client,
+                f"/rest/tasks/{task_id}:subscribe",
+                b"",
+                {"Last-Event-ID": events[2].id or ""},
+                method="GET",
+            )
+    status, headers, rest = resumed
+    assert (status, headers["content-type"]) == (200, "text/event-stream")
+    assert rest == b"".join(encode_event(e.data, id=e.id) for e in events[3:])
 
 
 async def test_the_sdk_client_reads_streams_with_ids(anyio_backend: str) -> None:
