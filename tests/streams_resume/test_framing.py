@@ -112,6 +112,22 @@ async def test_a_rest_get_subscribe_resumes_after_last_event_id() -> None:
     assert rest == b"".join(encode_event(e.data, id=e.id) for e in events[3:])
 
 
+async def test_an_a2a_0_3_resubscribe_resumes_too() -> None:
+    v03 = {"A2A-Version": "0.3"}
+    message = {"kind": "message", "messageId": "m1", "role": "user"}
+    params = {"message": {**message, "parts": [{"kind": "text", "text": "stream please"}]}}
+    with anyio.fail_after(TIMEOUT):
+        async with running_app() as client:
+            call = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": params}
+            _, _, raw = await stream(client, "/", json.dumps(call).encode(), v03)
+            events = SSEParser().feed(raw)
+            task_id = json.loads(events[0].data)["result"]["id"]
+            again = {**call, "method": "tasks/resubscribe", "params": {"id": task_id}}
+            headers = {**v03, "Last-Event-ID": events[2].id or ""}
+            _, _, rest = await stream(client, "/", json.dumps(again).encode(), headers)
+    assert rest == b"".join(encode_event(e.data, id=e.id) for e in events[3:])
+
+
 async def test_the_sdk_client_reads_streams_with_ids(anyio_backend: str) -> None:
     with anyio.fail_after(TIMEOUT):
         async with served(scenario_agent) as url, httpx.AsyncClient(timeout=TIMEOUT) as http:
