@@ -97,7 +97,8 @@ class ActorStatistics:
         queued: Whether it waits for a running slot.
         mailbox_depth: Client messages waiting for the handler.
         subscribers: Current subscribers.
-        dropped_subscribers: Subscribers dropped for falling behind, over the task's life.
+        dropped_subscribers: Subscribers dropped for falling behind, since the task last
+            settled (running streams only).
     """
 
     task_id: str

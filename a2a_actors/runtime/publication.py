@@ -147,7 +147,8 @@ class Publication:
         return self._ended
 
     def fanout_statistics(self) -> FanoutStatistics:
-        """Current subscribers, and how many were dropped over the task's life."""
+        """Current subscribers, and how many were dropped since the task last settled
+        (its fanout is let go then, see :mod:`~a2a_actors.runtime.replay`)."""
         fanout = self._fanout
         return fanout.statistics() if fanout is not None else _NO_FANOUT
 

@@ -45,7 +45,8 @@ class ResumeOptions:
 
     Attributes:
         window: Events kept per streamed task while it runs (0: none; every resumed
-            stream then starts with a snapshot).
+            stream then starts with a snapshot). A replay is buffered like any events a
+            subscriber has not read yet, so keep it within the subscriber buffer (256).
         keep_for: Seconds a task's last events are kept after it settles (terminal or
             waiting for input).
         max_settled_events: Events kept, in all, for the settled tasks (oldest out first).
