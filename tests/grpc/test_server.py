@@ -373,3 +373,24 @@ async def test_a_deadline_cancels_the_call_not_the_task() -> None:
                 assert [t.status.state for t in listed.tasks] == [a2a_pb2.TASK_STATE_WORKING]
                 canceled = await sdk.cancel_task(a2a_pb2.CancelTaskRequest(id=listed.tasks[0].id))
                 assert canceled.status.state == a2a_pb2.TASK_STATE_CANCELED
+
+
+async def test_server_reflection_lists_the_service() -> None:
+    """grpcurl-style tools discover the service and its messages without the .proto."""
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (  # type: ignore[import-untyped]
+        ProtoReflectionDescriptorDatabase,
+    )
+
+    with anyio.fail_after(TIMEOUT):
+        async with grpc_served() as served:
+
+            def discover() -> tuple[list[str], str]:
+                with grpc.insecure_channel(served.address) as sync_channel:
+                    database = ProtoReflectionDescriptorDatabase(sync_channel)
+                    services = sorted(database.get_services())
+                    found = database.FindFileContainingSymbol("lf.a2a.v1.A2AService")
+                    return services, found.name
+
+            services, file_name = await anyio.to_thread.run_sync(discover)
+            assert "lf.a2a.v1.A2AService" in services
+            assert file_name.endswith("a2a.proto")

@@ -10,6 +10,9 @@ Life of a :class:`GrpcServer`, driven by :func:`~a2a_actors.server.serve.serve`:
    ends gRPC streams too): calls in flight get ``ServerConfig.graceful_timeout`` seconds,
    then are cancelled; it returns before the runtime stops.
 
+When grpcio-reflection is installed, the server also answers gRPC server reflection, so
+generic tools (``grpcurl``) list and call the service without the ``.proto``.
+
 Requests larger than ``ServerConfig.max_body_bytes`` are refused by grpcio with
 ``RESOURCE_EXHAUSTED`` before any of our code runs. grpc.aio runs on asyncio only: on
 trio, ``serve`` refuses ``ServerConfig.grpc`` (docs/grpc.md).
@@ -23,6 +26,8 @@ import anyio
 import grpc
 import grpc.aio
 
+from a2a_actors.protocol import protobuf
+
 from ..grpc_options import GrpcOptions
 from ..service import A2AService
 from .servicer import A2AServicer
@@ -30,6 +35,16 @@ from .servicer import A2AServicer
 __all__ = ("GrpcServer",)
 
 logger = logging.getLogger("a2a_actors.server")
+
+
+def _add_reflection(server: grpc.aio.Server) -> None:
+    """Serve gRPC server reflection (``grpcurl HOST:PORT list`` works without the proto)
+    when grpcio-reflection is installed (it comes with ``a2a-sdk[grpc]``)."""
+    try:
+        from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
+    except ImportError:
+        return
+    reflection.enable_server_reflection((protobuf.SERVICE, reflection.SERVICE_NAME), server)
 
 
 def _address(host: str, port: int) -> str:
@@ -60,6 +75,7 @@ class GrpcServer:
         )
         servicer = A2AServicer(service, base_url)
         self._server.add_generic_rpc_handlers((servicer.generic_handler(),))
+        _add_reflection(self._server)
         bind_host = options.host or host
         try:
             port = self._server.add_insecure_port(_address(bind_host, options.port))
