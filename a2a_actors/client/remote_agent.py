@@ -168,7 +168,7 @@ class RemoteStream:
         agent = self._agent
         span = self._span = ClientSpan(f"a2a.call {agent.name}", {ATTRIBUTES["target"]: agent.name})
         try:
-            message = agent._message_for(self._message, self._session)
+            message = _session_message(self._message, self._session)
             client = agent.client
             with span.sending():
                 if agent.streaming:
@@ -326,17 +326,6 @@ class RemoteAgent:
             return Session(f"<call {self._anonymous}>")
         return self.session(session)
 
-    def _message_for(self, text_or_message: str | Message, session: Session) -> Message:
-        if isinstance(text_or_message, str):
-            return text_message(
-                text_or_message, task_id=session.task_id, context_id=session.context_id
-            )
-        return replace(
-            text_or_message,
-            task_id=text_or_message.task_id or session.task_id,
-            context_id=text_or_message.context_id or session.context_id,
-        )
-
     def stream(
         self, text_or_message: str | Message, *, session: str | Session | None = None
     ) -> RemoteStream:
@@ -401,3 +390,14 @@ class RemoteAgent:
 
         text = description or self.description or f"Ask the remote agent {self.name}."
         return agent_tool(ask, name=tool, description=text, agent_name=self.name)
+
+
+def _session_message(text_or_message: str | Message, session: Session) -> Message:
+    """The message to send in ``session``: its task and context, unless it names its own."""
+    if isinstance(text_or_message, str):
+        return text_message(text_or_message, task_id=session.task_id, context_id=session.context_id)
+    return replace(
+        text_or_message,
+        task_id=text_or_message.task_id or session.task_id,
+        context_id=text_or_message.context_id or session.context_id,
+    )

@@ -124,7 +124,6 @@ KNOWN_REACHES: dict[str, frozenset[str]] = {
     "client/remote_agent.py": frozenset(
         {
             "self._session._learn",
-            "self._agent._message_for",
             "target._settle",
             "self._session._settle",
         }
