@@ -23,6 +23,7 @@ from google.protobuf import json_format
 
 from a2a_actors.protocol import protobuf
 from a2a_actors.protocol.card import AgentCard
+from a2a_actors.runtime import TaskContext
 from a2a_actors.server import (
     ExtendedCard,
     GrpcOptions,
@@ -394,3 +395,20 @@ async def test_server_reflection_lists_the_service() -> None:
             services, file_name = await anyio.to_thread.run_sync(discover)
             assert "lf.a2a.v1.A2AService" in services
             assert file_name.endswith("a2a.proto")
+
+
+async def _headers_agent(ctx: TaskContext) -> None:
+    await ctx.reply(f"{ctx.headers.get('traceparent')}|{ctx.tenant}")
+
+
+async def test_trace_context_and_tenant_reach_the_agent() -> None:
+    traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    request = send_request("hi")
+    request.tenant = "acme"
+    with anyio.fail_after(TIMEOUT):
+        async with grpc_served(_headers_agent) as served, channel(served.address) as opened:
+            answer = await opened.unary_unary(protobuf.METHODS["SendMessage"].path)(
+                request.SerializeToString(), metadata=(*V1, ("traceparent", traceparent))
+            )
+            reply = a2a_pb2.SendMessageResponse.FromString(answer).message
+            assert reply.parts[0].text == f"{traceparent}|acme"
