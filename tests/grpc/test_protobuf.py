@@ -12,6 +12,7 @@ import ast
 import contextlib
 import datetime as dt
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -703,7 +704,12 @@ asyncio.run(main())
 print(json.dumps(sorted(sys.modules)))
 """
     out = subprocess.run(
-        [sys.executable, "-I", "-c", script], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-I", "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        # OpenTelemetry's OTLP exporter is protobuf: off, as it is unless configured
+        env={k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
     )
     assert out.returncode == 0, out.stderr
     loaded = json.loads(out.stdout)
