@@ -133,10 +133,12 @@ async def test_a_thousand_tasks_with_a_node_killed_none_lost_or_duplicated(
                     if record.error is None:  # acknowledged: listed, the same id
                         assert found is not None, message_id
                         assert found.id == record.task_id
-                    else:  # a connection error: only c's, and its task may exist or not
-                        assert record.node == 2, record
-                        if found is None:
-                            continue
+                    elif found is None:  # a connection error before the task existed
+                        continue
+                    # (connection errors are c's, in flight at the kill or sent after it,
+                    # and rarely another node's: a kept-alive connection reset under load;
+                    # whatever the node, such a request has at most one task, in a final
+                    # state like any other of that node)
                     state = found.status.state
                     if record.node != 2:
                         assert state is TaskState.COMPLETED, found
@@ -161,5 +163,5 @@ async def test_a_thousand_tasks_with_a_node_killed_none_lost_or_duplicated(
                     for client in survivors:
                         page = await client.list_tasks(status=state, page_size=1)
                         assert page.total_size == expected
-                assert errors  # requests to c after the kill failed to connect
+                assert any(r.node == 2 for r in errors)  # c's requests after the kill
                 assert lost  # c's tasks running at the kill were settled FAILED
