@@ -211,7 +211,8 @@ class Artifact(WireStruct, frozen=True):
     """An output of a task (proto ``Artifact``)."""
 
     artifact_id: str
-    parts: tuple[Part, ...]
+    # REQUIRED in the spec, yet ProtoJSON (the official SDK) leaves an empty list out.
+    parts: tuple[Part, ...] = ()
     name: str = ""
     description: str = ""
     metadata: JSONObject | None = None

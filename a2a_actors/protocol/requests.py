@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import msgspec
+from msgspec.structs import force_setattr
 
 from .models import JSONObject, Message, Task, TaskState, Timestamp, WireStruct, _as_utc
 
@@ -121,6 +122,9 @@ class ListTasksRequest(WireStruct, frozen=True):
 
     def __post_init__(self) -> None:
         _as_utc(self, "status_timestamp_after")
+        if self.status is TaskState.UNSPECIFIED:
+            # ProtoJSON's zero value: the filter is absent, as the gRPC binding reads it.
+            force_setattr(self, "status", None)
 
 
 class ListTasksResponse(WireStruct, frozen=True, omit_defaults=False):

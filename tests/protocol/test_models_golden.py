@@ -653,6 +653,25 @@ def test_unspecified_state_filter_round_trips() -> None:
     assert decoded.status is None
 
 
+def test_an_explicit_unspecified_state_filter_is_no_filter() -> None:
+    """Written out (``"TASK_STATE_UNSPECIFIED"`` or ``0``), the zero value still means no
+    filter, as on the gRPC binding, where it cannot be told from an absent one."""
+    for spelling in (b'"TASK_STATE_UNSPECIFIED"', b"0"):
+        decoded = codec.decode(b'{"status":' + spelling + b"}", ListTasksRequest)
+        assert decoded.status is None
+        assert codec.encode(decoded) == b"{}"
+
+
+def test_an_artifact_with_no_parts_is_read_as_the_sdk_writes_it() -> None:
+    """ProtoJSON leaves an empty repeated field out: the SDK's artifact with no parts has
+    no ``parts`` key, and we read it (and write it) the same way."""
+    theirs = json_format.MessageToJson(sdk.Artifact(artifact_id="a", name="empty")).encode()
+    assert b"parts" not in theirs
+    decoded = codec.decode(theirs, Artifact)
+    assert decoded == Artifact(artifact_id="a", name="empty")
+    assert json.loads(codec.encode(decoded)) == json.loads(theirs)
+
+
 # -- alternative spellings -------------------------------------------------------------------
 
 SPELLINGS: list[tuple[str, Callable[[], Any], type[Any], tuple[str, ...]]] = [
