@@ -28,15 +28,21 @@ class CuttingProxy:
         events_before_cut: How many events the cut stream relayed.
     """
 
-    def __init__(self, upstream_port: int, events: int) -> None:
+    def __init__(self, upstream_port: int, events: int, refuse: int) -> None:
         self.url = ""
         self.cut = anyio.Event()
         self.events_before_cut = events
+        self.refused = 0
+        self._refuse = refuse
         self._upstream_port = upstream_port
         self._armed = True
 
     async def handle(self, client: SocketStream) -> None:
         """Relay one connection (called by the listener)."""
+        if self.cut.is_set() and self.refused < self._refuse:
+            self.refused += 1  # the way back is down for a while: closed unanswered
+            await client.aclose()
+            return
         server = await anyio.connect_tcp("127.0.0.1", self._upstream_port)
         async with client, server, anyio.create_task_group() as tg:
             tg.start_soon(self._pump_up, client, server)
@@ -87,10 +93,13 @@ class CuttingProxy:
 
 
 @asynccontextmanager
-async def cutting_proxy(upstream_url: str, events: int) -> AsyncIterator[CuttingProxy]:
-    """A :class:`CuttingProxy` in front of ``upstream_url`` (``http://127.0.0.1:PORT``)."""
+async def cutting_proxy(
+    upstream_url: str, events: int, *, refuse: int = 0
+) -> AsyncIterator[CuttingProxy]:
+    """A :class:`CuttingProxy` in front of ``upstream_url`` (``http://127.0.0.1:PORT``);
+    after the cut it closes the next ``refuse`` connections unanswered."""
     port = int(upstream_url.rsplit(":", 1)[1].split("/", 1)[0])
-    proxy = CuttingProxy(port, events)
+    proxy = CuttingProxy(port, events, refuse)
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     async with listener, anyio.create_task_group() as tg:
         proxy.url = f"http://127.0.0.1:{listener.extra(anyio.abc.SocketAttribute.local_port)}"

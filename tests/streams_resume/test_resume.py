@@ -95,6 +95,33 @@ async def test_a_cut_stream_resumes_with_every_later_event_once(binding: str) ->
 
 
 @BINDINGS
+async def test_a_resume_that_cannot_connect_is_retried_within_the_budget(binding: str) -> None:
+    chunks = Chunks(gated=False)
+    with anyio.fail_after(TIMEOUT):
+        async with (
+            served(chunks.agent) as url,
+            cutting_proxy(url, events=2, refuse=1) as proxy,
+            client_of(proxy.url, binding, resubscribe=True) as client,
+        ):
+            seen: list[tuple[int, StreamResponse]] = []
+            async with client.stream_message("4 chunks") as stream:
+                await collect(stream, seen)
+            assert (proxy.refused, stream.resubscribes) == (1, 2)
+            async with (
+                cutting_proxy(url, events=2, refuse=5) as down,
+                client_of(down.url, binding, resubscribe=True, max_resubscribes=2) as other,
+            ):
+                with pytest.raises(StreamInterruptedError) as interrupted:
+                    async with other.stream_message("4 chunks") as cut:
+                        await collect(cut, [])
+            assert (down.refused, cut.resubscribes) == (2, 2)
+            assert interrupted.value.task_id == cut.task_id != ""
+    assert_once_in_order(seen)
+    assert chunk_texts(seen) == "0;1;2;3;"
+    assert state_of(seen[-1][1]) is TaskState.COMPLETED
+
+
+@BINDINGS
 async def test_a_stream_cut_before_the_task_ended_resumes_after_it_ended(binding: str) -> None:
     chunks = Chunks(gated=False)
     with anyio.fail_after(TIMEOUT):
