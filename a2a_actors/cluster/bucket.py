@@ -36,7 +36,7 @@ from nats.js.kv import KeyValue
 
 from .connection import ClusterConnection, close_subscription
 
-__all__ = ("FollowedBucket", "KVChange", "follow_keys")
+__all__ = ("FollowedBucket", "KVChange", "follow_keys", "stream_sequence")
 
 _KV_OP = "KV-Operation"
 _MARKER = "Nats-Marker-Reason"
@@ -53,7 +53,8 @@ class KVChange:
         key: The key.
         value: Its new value; None when the key was deleted or purged.
         sequence: The change's stream sequence (the key's revision).
-        time: When the server stored it (seconds since the epoch).
+        time: When the server stored a deletion (seconds since the epoch); 0.0 for a
+            value (not read: every node handles every change, and nothing needs it).
     """
 
     key: str
@@ -86,7 +87,9 @@ class FollowedBucket:
         self._prefix = f"$KV.{name}."
         self._apply = apply
         self._applied = 0
-        self._progress = anyio.Event()
+        # Set once ``_applied`` moves; made only while someone waits (an anyio.Event costs
+        # more than the rest of a change's handling here, and nobody waits most of the time).
+        self._progress: anyio.Event | None = None
 
     @classmethod
     @asynccontextmanager
@@ -154,28 +157,50 @@ class FollowedBucket:
             info = await self._conn.js.stream_info(self.stream)
             target = info.state.last_seq
             while self._applied < target:
+                if self._progress is None:
+                    self._progress = anyio.Event()
                 await self._progress.wait()
 
     async def _deliver(self, msg: Msg) -> None:
-        # The ordered consumer's callback: one message at a time, in stream order.
-        meta = msg.metadata
-        sequence = meta.sequence.stream
+        # The ordered consumer's callback: one message at a time, in stream order. Every
+        # node gets every change of the bucket, so this is kept lean: the sequence comes
+        # from the reply subject's tokens, the full metadata only for a deletion's time.
+        sequence = stream_sequence(msg.reply)
         if sequence <= self._applied:
             return  # delivered again by a consumer that was reset: already applied
-        headers = msg.headers or {}
-        deleted = _KV_OP in headers or _MARKER in headers
-        change = KVChange(
-            key=msg.subject[len(self._prefix) :],
-            value=None if deleted else msg.data,
-            sequence=sequence,
-            time=meta.timestamp.timestamp(),
-        )
+        headers = msg.headers
+        if headers is not None and (_KV_OP in headers or _MARKER in headers):
+            value = None
+            when = msg.metadata.timestamp.timestamp()
+        else:
+            value, when = msg.data, 0.0
+        change = KVChange(msg.subject[len(self._prefix) :], value, sequence, when)
         try:
             await self._apply(change)
         finally:
             self._applied = sequence
-            progress, self._progress = self._progress, anyio.Event()
-            progress.set()
+            progress = self._progress
+            if progress is not None:
+                self._progress = None
+                progress.set()
+
+
+def stream_sequence(reply: str) -> int:
+    """The stream sequence of a JetStream message from its reply (``$JS.ACK.…``) subject.
+
+    The subject has 9 tokens (``$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.…``)
+    or, with a domain and an account hash, 12 or more (the stream sequence 7th from 0).
+
+    Raises:
+        ValueError: ``reply`` is not a JetStream message's.
+    """
+    tokens = reply.split(".")
+    count = len(tokens)
+    if count >= 11 and tokens[0] == "$JS" and tokens[1] == "ACK":
+        return int(tokens[7])
+    if count == 9 and tokens[0] == "$JS" and tokens[1] == "ACK":
+        return int(tokens[5])
+    raise ValueError(f"not a JetStream reply subject: {reply!r}")
 
 
 E = TypeVar("E")

@@ -50,6 +50,7 @@ finished tasks) bounds it as it bounds the bucket.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import logging
 import time
@@ -160,6 +161,9 @@ class NatsTaskStore:
         self._holders: dict[str, Holder] = {}  # of mirrored tasks that have one
         self._deleted: dict[str, tuple[int, float]] = {}  # key: marker sequence, wall time
         self._known: dict[str, tuple[int, Entry]] = {}  # revision, entry last seen
+        # Followed changes not decoded yet: task id -> (revision, the key's value). Most
+        # are overwritten before anything reads them; a read decodes what it needs.
+        self._undecoded: dict[str, tuple[int, bytes]] = {}
         self._conflicts = 0
         self._refused = 0
 
@@ -184,6 +188,7 @@ class NatsTaskStore:
             conn, conn.names.tasks_bucket, store._apply, replicas=replicas
         ) as bucket:
             store._bucket = bucket
+            await store._decode_followed()
             yield store
 
     # -- TaskStore -----------------------------------------------------------------------
@@ -225,7 +230,7 @@ class NatsTaskStore:
         key = task_key(task_id)
         entry = Entry(record, self.holder if isinstance(holder, msgspec.UnsetType) else holder)
         data = codec.encode(entry)
-        known = self._known.get(task_id)  # (revision, entry) last seen, maybe stale
+        known = self._seen(task_id)  # (revision, entry) last seen, maybe stale
         with self._conn.bounded(f"save task {task_id}"):
             while True:
                 if known is not None and not replaces(known[1], entry, take_over=take_over):
@@ -250,12 +255,12 @@ class NatsTaskStore:
     def knows(self, task_id: str) -> bool:
         """Whether this store has seen ``task_id`` stored (written or followed it): its
         next :meth:`commit` is an update of a task that exists, not the task's creation."""
-        return task_id in self._known
+        return task_id in self._known or task_id in self._undecoded
 
     def seen_entry(self, task_id: str) -> Entry | None:
         """The newest entry of ``task_id`` this store has read, written or followed, without
         I/O: as fresh as that (None: never seen)."""
-        known = self._known.get(task_id)
+        known = self._seen(task_id)
         return None if known is None else known[1]
 
     async def get(self, task_id: str) -> StoredTask | None:
@@ -368,8 +373,9 @@ class NatsTaskStore:
 
     def statistics(self) -> TaskStoreStatistics:
         """A frozen record of the mirror and the write conflicts."""
+        mirror = self._mirror
         return TaskStoreStatistics(
-            mirrored=len(self._mirror),
+            mirrored=len(mirror) + sum(1 for t in self._undecoded if t not in mirror),
             deleted=len(self._deleted),
             applied=self._followed().applied,
             conflicts=self._conflicts,
@@ -377,7 +383,9 @@ class NatsTaskStore:
         )
 
     def mirrored(self) -> builtins.list[StoredTask]:
-        """Every record in this node's mirror, in no particular order (for tests)."""
+        """Every record in this node's mirror as of its last read barrier
+        (:meth:`wait_caught_up`, which every read of the mirror takes first), in no
+        particular order."""
         return self._mirror.records()
 
     # -- internals ---------------------------------------------------------------------
@@ -388,6 +396,18 @@ class NatsTaskStore:
         known = self._known.get(task_id)
         if known is None or revision > known[0]:
             self._known[task_id] = (revision, entry)
+
+    def _seen(self, task_id: str) -> tuple[int, Entry] | None:
+        # The newest (revision, entry) of ``task_id`` seen: a followed change newer than
+        # what was noted is decoded for it (the mirror gets it at its next read barrier;
+        # an owner's own writes, followed back, are never newer than what it noted).
+        pending = self._undecoded.get(task_id)
+        if pending is not None:
+            known = self._known.get(task_id)
+            if known is None or pending[0] > known[0]:
+                with contextlib.suppress(msgspec.DecodeError):  # the read barrier reports it
+                    self._note(pending[0], decode_entry(pending[1]))
+        return self._known.get(task_id)
 
     async def _fetch(self, key: str) -> tuple[int, Entry] | None:
         try:
@@ -406,6 +426,7 @@ class NatsTaskStore:
                 catch up in time (its consumer resuming after a NATS restart).
         """
         await self._followed().wait_caught_up()
+        await self._decode_followed()
 
     def _followed(self) -> FollowedBucket:
         bucket = self._bucket
@@ -414,25 +435,40 @@ class NatsTaskStore:
         return bucket
 
     async def _apply(self, change: KVChange) -> None:
-        # Every change of the bucket, in order (FollowedBucket's callback).
+        # Every change of the bucket, in order (FollowedBucket's callback). Every node
+        # gets every write of the cluster, so a value is only kept here, undecoded: the
+        # next read barrier decodes each task's latest (``_decode_followed``).
         task_id = task_id_of_key(change.key)
         if task_id is None:
             return  # bookkeeping, not a task
         if change.value is None:
             self._deleted[change.key] = (change.sequence, change.time)
+            self._undecoded.pop(task_id, None)
             await self._mirror.delete(task_id)
             self._holders.pop(task_id, None)
             self._known.pop(task_id, None)
             return
-        try:
-            entry = decode_entry(change.value)
-        except msgspec.DecodeError:
-            logger.error("tasks bucket: key %s is not a task; ignored", change.key)
-            return
         self._deleted.pop(change.key, None)
-        await self._mirror.save(entry.record)
-        if entry.holder is None:
-            self._holders.pop(task_id, None)
-        else:
-            self._holders[task_id] = entry.holder
-        self._note(change.sequence, entry)
+        self._undecoded[task_id] = (change.sequence, change.value)
+
+    async def _decode_followed(self) -> None:
+        # Apply every followed change not decoded yet to the mirror (nothing here awaits
+        # anything that suspends: the memory store never checkpoints).
+        undecoded = self._undecoded
+        while undecoded:
+            task_id, (revision, data) = undecoded.popitem()
+            try:
+                entry = decode_entry(data)
+            except msgspec.DecodeError:
+                # Not listed, like on a node that never read the key's earlier value: every
+                # node answers from the key's latest value.
+                logger.error("tasks bucket: key %s is not a task; ignored", task_key(task_id))
+                await self._mirror.delete(task_id)
+                self._holders.pop(task_id, None)
+                continue
+            await self._mirror.save(entry.record)
+            if entry.holder is None:
+                self._holders.pop(task_id, None)
+            else:
+                self._holders[task_id] = entry.holder
+            self._note(revision, entry)
