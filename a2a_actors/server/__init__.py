@@ -8,6 +8,8 @@ reports its base URL through ``task_status``. See docs/server.md and docs/archit
 
 from __future__ import annotations
 
+from a2a_actors.runtime.replay import ResumeOptions as ResumeOptions
+
 from .app import create_app as create_app, service_of as service_of
 from .config import (
     ClusterOptions as ClusterOptions,
@@ -36,6 +38,7 @@ __all__ = (
     "MemoryPushConfigStore",
     "MetricsOptions",
     "PushConfigStore",
+    "ResumeOptions",
     "ServedAgent",
     "ServerConfig",
     "create_app",
