@@ -75,8 +75,12 @@ class A2AClient(A2AMethods):
         max_resubscribes: Re-subscriptions allowed per stream.
         middleware: Caller-side middleware around every call, outermost first (see
             :mod:`.middleware`).
+        verify_card: Trusted keys (:class:`~.card_verify.CardKeys`): ``card``, when given,
+            must be signed by one of them, and so must the extended card
+            :meth:`get_extended_card` fetches (docs/trust.md).
 
     Raises:
+        CardSignatureError: ``card`` is not signed by one of ``verify_card``'s keys.
         ValueError: Not exactly one of ``url``, ``card`` and ``transport``, or a binding or
             version this client cannot speak.
     """
@@ -100,11 +104,14 @@ class A2AClient(A2AMethods):
         resubscribe: bool = False,
         max_resubscribes: int = 3,
         middleware: Sequence[ClientMiddleware] = (),
+        verify_card: CardKeys | None = None,
     ) -> None:
         if (transport is None and (url is None) == (card is None)) or (
             transport is not None and url is not None
         ):
             raise ValueError("give exactly one of url, card, transport (a card may go with it)")
+        if verify_card is not None and card is not None:
+            verify_card.verify(card)  # before anything is opened
         self._timeouts = timeouts or Timeouts()
         self._own_http = http_client is None and transport is None
         self._http: httpx.AsyncClient | None = http_client
@@ -136,8 +143,7 @@ class A2AClient(A2AMethods):
             resubscribe=resubscribe,
             max_resubscribes=max_resubscribes,
         )
-        #: The keys the card must be signed by (set by :meth:`connect` with ``verify_card``).
-        self._card_keys: CardKeys | None = None
+        self._card_keys = verify_card
 
     @classmethod
     async def connect(
@@ -212,9 +218,9 @@ class A2AClient(A2AMethods):
             max_resubscribes=max_resubscribes,
             http_client=http,
             middleware=middleware,
+            verify_card=keys,  # the card is verified again: cheap, and nothing to clean up
         )
         client._own_http = http_client is None
-        client._card_keys = keys
         return client
 
     async def get_extended_card(self, *, extensions: Sequence[str] = ()) -> AgentCard:

@@ -283,3 +283,15 @@ def _resigned(document: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     card = parse_card(json.dumps({k: v for k, v in document.items() if k != "signatures"}).encode())
     signed: dict[str, Any] = codec.to_builtins(signer.sign(card))
     return signed
+
+
+async def test_a_client_built_from_a_card_verifies_it() -> None:
+    key = KEYS["RS256"]
+    with anyio.fail_after(TIMEOUT):
+        async with served(config=_config(key)) as url, httpx.AsyncClient() as http:
+            document = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+    card = parse_card(json.dumps(document).encode())
+    async with A2AClient(card=card, verify_card=CardKeys(jwks(key))) as client:
+        assert client.card is card
+    with pytest.raises(CardSignatureError, match="is not a trusted key"):
+        A2AClient(card=card, verify_card=CardKeys(jwks(OTHER)))
