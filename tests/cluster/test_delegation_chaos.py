@@ -42,6 +42,16 @@ async def final_task(client: A2AClient, task_id: str) -> Task:
     return await client.get_task(task_id)
 
 
+async def recorded(client: A2AClient, parent_id: str, child_id: str) -> None:
+    """Return once the parent's stored hop record lists the child (the parent writes it
+    as the child starts: a metadata write streams no event, so it is read until then)."""
+    while True:
+        record = hop_record((await client.get_task(parent_id)).metadata)
+        if record is not None and any(c.task_id == child_id for c in record.children):
+            return
+        await anyio.sleep(0.02)
+
+
 async def test_a_child_whose_node_is_killed_fails_its_parent_with_the_origin(
     tmp_path: Path,
 ) -> None:
@@ -115,6 +125,7 @@ async def test_the_children_of_a_parent_whose_node_is_lost_are_cancelled(
                 assert isinstance(started_parent, Task)
                 await started.wait()  # a's parent task delegated; the child runs here
                 (child_id,) = child_ids
+                await recorded(on_b, started_parent.id, child_id)
                 async with on_child.subscribe(child_id) as events:
                     assert (await events.__anext__()).task is not None
                     a.kill()  # the parent's handler is gone with its node
