@@ -18,6 +18,16 @@ a bookkeeping key (see :meth:`~a2a_actors.cluster.task_store.NatsTaskStore.compa
 After NATS restarts, the consumer (ephemeral, so gone) is recreated by nats-py from the
 sequence after the last one applied once it misses two heartbeats (0.5 s each); a change
 delivered twice meanwhile is not applied twice.
+
+**Following only around reads** (``linger``, the task store's choice): every node handling
+every write of the cluster costs each node CPU in proportion to the whole cluster's
+traffic (nats-py's handling of a message is most of it). With ``linger``, the consumer runs
+only from a read barrier until ``linger`` seconds pass without one; the next barrier
+starts it again from the sequence after the last one applied. The bucket keeps one value
+per key (history 1), so a change overwritten meanwhile is never delivered: catching up
+costs one message per key changed, not one per write. Deletions leave markers, which the
+view sees as changes; a caller that compacts markers away must tell a view resumed before
+that (:attr:`FollowedBucket.resumed_after`) to :meth:`FollowedBucket.resync`.
 """
 
 from __future__ import annotations
@@ -30,7 +40,8 @@ from typing import TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 from nats.aio.msg import Msg
-from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
+from nats.js.api import ConsumerConfig, DeliverPolicy, KeyValueConfig, StorageType
+from nats.js.client import JetStreamContext
 from nats.js.errors import BucketNotFoundError
 from nats.js.kv import KeyValue
 
@@ -78,6 +89,7 @@ class FollowedBucket:
         kv: KeyValue,
         name: str,
         apply: Callable[[KVChange], Awaitable[None]],
+        linger: float | None = None,
     ) -> None:
         """Use :meth:`open` instead."""
         self.kv = kv
@@ -86,7 +98,13 @@ class FollowedBucket:
         self._conn = conn
         self._prefix = f"$KV.{name}."
         self._apply = apply
+        self._linger = linger
         self._applied = 0
+        self._sub: JetStreamContext.PushSubscription | None = None
+        self._resumed_after: int | None = None  # None: the consumer started from scratch
+        self._starting = anyio.Lock()
+        self._reads = 0  # read barriers in progress
+        self._last_read = 0.0
         # Set once ``_applied`` moves; made only while someone waits (an anyio.Event costs
         # more than the rest of a change's handling here, and nobody waits most of the time).
         self._progress: anyio.Event | None = None
@@ -100,6 +118,7 @@ class FollowedBucket:
         apply: Callable[[KVChange], Awaitable[None]],
         *,
         replicas: int = 1,
+        linger: float | None = None,
     ) -> AsyncIterator[FollowedBucket]:
         """Open bucket ``name`` and follow it into ``apply`` for the block; yield once the
         view has caught up.
@@ -109,6 +128,10 @@ class FollowedBucket:
             name: The bucket.
             apply: Called with each change, one at a time, in order.
             replicas: JetStream replicas, used when the bucket is created.
+            linger: None: follow every change as it is made. Otherwise follow only
+                around reads: :meth:`wait_caught_up` starts the consumer from the
+                sequence after the last one applied, and it is stopped once no read
+                barrier has been taken for ``linger`` seconds (see the module docstring).
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
@@ -121,21 +144,19 @@ class FollowedBucket:
                     bucket=name, history=1, storage=StorageType.FILE, replicas=replicas
                 )
                 kv = await conn.js.create_key_value(config)
-        bucket = cls(conn, kv, name, apply)
-        with conn.bounded(f"follow bucket {name}"):
-            sub = await conn.js.subscribe(
-                f"{bucket._prefix}>",
-                stream=bucket.stream,
-                cb=bucket._deliver,
-                ordered_consumer=True,
-                deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-                idle_heartbeat=_HEARTBEAT,
-            )
+        bucket = cls(conn, kv, name, apply, linger)
         try:
-            await bucket.wait_caught_up()
-            yield bucket
+            async with anyio.create_task_group() as tg:
+                await bucket._follow()
+                await bucket.wait_caught_up()
+                if linger is not None:
+                    tg.start_soon(bucket._stop_when_idle, linger)
+                try:
+                    yield bucket
+                finally:
+                    tg.cancel_scope.cancel()
         finally:
-            await close_subscription(conn.client, sub)
+            await bucket._unfollow()
 
     @property
     def applied(self) -> int:
@@ -146,20 +167,98 @@ class FollowedBucket:
         """The subject of ``key`` in the bucket's stream."""
         return f"{self._prefix}{key}"
 
+    @property
+    def following(self) -> bool:
+        """Whether the consumer runs now (always, without ``linger``)."""
+        return self._sub is not None
+
+    @property
+    def resumed_after(self) -> int | None:
+        """The sequence the running consumer started after (it has not seen what happened
+        to changes up to it); None when it started from every key's latest value."""
+        return self._resumed_after
+
     async def wait_caught_up(self) -> None:
         """Wait until every write acknowledged before the call has been applied.
 
         Raises:
-            ClusterUnavailableError: NATS did not answer in time, or the view did not
-                catch up in time (its consumer resuming after a NATS restart).
+            ClusterUnavailableError: NATS did not answer in time, or the view made no
+                progress for that long (its consumer resuming after a NATS restart).
         """
-        with self._conn.bounded(f"catch up with bucket {self.name}"):
-            info = await self._conn.js.stream_info(self.stream)
-            target = info.state.last_seq
-            while self._applied < target:
+        conn = self._conn
+        what = f"catch up with bucket {self.name}"
+        self._reads += 1
+        try:
+            with conn.bounded(what):
+                info = await conn.js.stream_info(self.stream)
+                target = info.state.last_seq
+                if self._applied < target and self._sub is None:
+                    await self._follow()
+            while self._applied < target:  # each step bounded: a long backlog is no hang
                 if self._progress is None:
                     self._progress = anyio.Event()
-                await self._progress.wait()
+                with conn.bounded(what):
+                    await self._progress.wait()
+        finally:
+            self._reads -= 1
+            self._last_read = anyio.current_time()
+
+    async def resync(self) -> None:
+        """Follow again from every key's latest value, as a new view: the caller has
+        cleared its view (a view resumed from a sequence can miss what compaction
+        removed meanwhile). Then wait until it has caught up.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        async with self._starting:
+            await self._unfollow()
+            self._applied = 0
+        await self.wait_caught_up()
+
+    async def _follow(self) -> None:
+        # Start the consumer: from every key's latest value the first time, then from the
+        # sequence after the last one applied.
+        async with self._starting:
+            if self._sub is not None:
+                return
+            conn = self._conn
+            if self._applied == 0:
+                policy, config, after = DeliverPolicy.LAST_PER_SUBJECT, None, None
+            else:
+                start = self._applied + 1
+                policy, config, after = (
+                    DeliverPolicy.BY_START_SEQUENCE,
+                    ConsumerConfig(opt_start_seq=start),
+                    self._applied,
+                )
+            with conn.bounded(f"follow bucket {self.name}"):
+                self._sub = await conn.js.subscribe(
+                    f"{self._prefix}>",
+                    stream=self.stream,
+                    cb=self._deliver,
+                    ordered_consumer=True,
+                    deliver_policy=policy,
+                    config=config,
+                    idle_heartbeat=_HEARTBEAT,
+                )
+            self._resumed_after = after
+
+    async def _unfollow(self) -> None:
+        sub, self._sub = self._sub, None
+        if sub is not None:
+            await close_subscription(self._conn.client, sub)
+
+    async def _stop_when_idle(self, linger: float) -> None:
+        # Stop the consumer once no read barrier was taken for ``linger`` seconds: a node
+        # nobody reads from then handles none of the other nodes' writes.
+        while True:
+            await anyio.sleep(linger / 2)
+            idle = anyio.current_time() - self._last_read >= linger
+            if self._sub is not None and self._reads == 0 and idle:
+                async with self._starting:
+                    if self._reads == 0:
+                        await self._unfollow()
 
     async def _deliver(self, msg: Msg) -> None:
         # The ordered consumer's callback: one message at a time, in stream order. Every

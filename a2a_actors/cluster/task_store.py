@@ -40,6 +40,17 @@ acknowledged before the request, on whichever node it was made
 resumes within about two heartbeats (1 s) of the reconnect; a listing taken before that
 fails as NATS unavailable, like any operation that cannot complete.
 
+**The mirror costs nothing while nobody reads it.** It follows the bucket only from a
+read barrier (``list``, ``held_by``, ``holders``, ``compact``, retention) until
+``FOLLOW_LINGER_S`` seconds pass without one; the next barrier resumes from the sequence
+after the last one applied, and receives one message per task changed meanwhile (the
+bucket keeps only each key's latest value). What it follows is kept undecoded until a
+read needs it: each barrier decodes each changed task's latest value once, so a task
+written three times and read never is decoded never. Resuming could miss a deletion whose
+marker :meth:`NatsTaskStore.compact` removed meanwhile: compaction records the highest
+marker sequence it ever removed in the ``meta.tail`` key, and a mirror that resumed before
+it rebuilds itself from every key's latest value.
+
 Every operation is bounded (:meth:`~a2a_actors.cluster.connection.ClusterConnection.bounded`):
 with NATS unreachable it fails with ClusterUnavailableError in ``timeout`` seconds.
 
@@ -57,6 +68,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 import msgspec
 from nats.js.errors import (
     KeyDeletedError,
@@ -77,6 +89,8 @@ __all__ = ("Entry", "Holder", "NatsTaskStore", "TaskStoreStatistics", "decode_en
 logger = logging.getLogger("a2a_actors.cluster")
 
 _TAIL_KEY = "meta.tail"  # a key with a dot is never a task's (names.task_key)
+#: Seconds the mirror keeps following the bucket after its last read barrier.
+FOLLOW_LINGER_S = 1.0
 
 
 class Holder(msgspec.Struct, frozen=True):
@@ -137,6 +151,8 @@ class TaskStoreStatistics:
         applied: The bucket's stream sequence the mirror has applied.
         conflicts: Writes JetStream refused because someone wrote first.
         refused: Saves that lost to a newer, final or otherwise held stored record.
+        following: Whether the mirror follows the bucket now (it does for
+            ``FOLLOW_LINGER_S`` seconds after a read barrier).
     """
 
     mirrored: int
@@ -144,6 +160,7 @@ class TaskStoreStatistics:
     applied: int
     conflicts: int
     refused: int
+    following: bool
 
 
 class NatsTaskStore:
@@ -166,6 +183,9 @@ class NatsTaskStore:
         self._undecoded: dict[str, tuple[int, bytes]] = {}
         self._conflicts = 0
         self._refused = 0
+        self._compacted = 0  # the highest marker sequence compaction removed, as known
+        self._stale = False  # a compaction removed markers the consumer did not see
+        self._rebuilding: anyio.Event | None = None
 
     @classmethod
     @asynccontextmanager
@@ -185,7 +205,11 @@ class NatsTaskStore:
         """
         store = cls(conn, holder)
         async with FollowedBucket.open(
-            conn, conn.names.tasks_bucket, store._apply, replicas=replicas
+            conn,
+            conn.names.tasks_bucket,
+            store._apply,
+            replicas=replicas,
+            linger=FOLLOW_LINGER_S,
         ) as bucket:
             store._bucket = bucket
             await store._decode_followed()
@@ -349,7 +373,9 @@ class NatsTaskStore:
 
         Each marker is purged by its own sequence, so a task written again meanwhile keeps
         its new value. Then a bookkeeping key (``meta.tail``, never a task) is written, so
-        that the stream's last message exists, which :meth:`wait_caught_up` relies on.
+        that the stream's last message exists, which :meth:`wait_caught_up` relies on; its
+        value is the highest marker sequence ever compacted, so that a mirror resuming
+        from before it knows it may have missed deletions (and rebuilds itself).
 
         Returns:
             How many markers were removed.
@@ -368,7 +394,9 @@ class NatsTaskStore:
                 )
                 if self._deleted.get(key, (0, 0.0))[0] == seq:
                     del self._deleted[key]
-            await self._followed().kv.put(_TAIL_KEY, b"")
+            if old:
+                self._compacted = max(self._compacted, *(seq for _, seq in old))
+            await self._followed().kv.put(_TAIL_KEY, str(self._compacted).encode())
         return len(old)
 
     def statistics(self) -> TaskStoreStatistics:
@@ -380,6 +408,7 @@ class NatsTaskStore:
             applied=self._followed().applied,
             conflicts=self._conflicts,
             refused=self._refused,
+            following=self._followed().following,
         )
 
     def mirrored(self) -> builtins.list[StoredTask]:
@@ -425,7 +454,24 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time, or the mirror did not
                 catch up in time (its consumer resuming after a NATS restart).
         """
-        await self._followed().wait_caught_up()
+        bucket = self._followed()
+        await bucket.wait_caught_up()
+        while self._rebuilding is not None:  # another read found the view stale
+            await self._rebuilding.wait()
+        if self._stale:
+            # Resumed after a compaction removed delete markers it never saw: rebuild the
+            # view from every key's latest value (no checkpoint before the flag is set).
+            self._stale = False
+            self._rebuilding = rebuilt = anyio.Event()
+            self._mirror = MemoryTaskStore()
+            self._holders.clear()
+            self._deleted.clear()
+            self._undecoded.clear()
+            try:
+                await bucket.resync()
+            finally:
+                self._rebuilding = None
+                rebuilt.set()
         await self._decode_followed()
 
     def _followed(self) -> FollowedBucket:
@@ -440,6 +486,8 @@ class NatsTaskStore:
         # next read barrier decodes each task's latest (``_decode_followed``).
         task_id = task_id_of_key(change.key)
         if task_id is None:
+            if change.key == _TAIL_KEY and change.value and change.value.isdigit():
+                self._compaction_seen(int(change.value))
             return  # bookkeeping, not a task
         if change.value is None:
             self._deleted[change.key] = (change.sequence, change.time)
@@ -450,6 +498,14 @@ class NatsTaskStore:
             return
         self._deleted.pop(change.key, None)
         self._undecoded[task_id] = (change.sequence, change.value)
+
+    def _compaction_seen(self, compacted: int) -> None:
+        # ``meta.tail`` says compaction removed markers up to sequence ``compacted``: when
+        # the consumer resumed before it, it may have missed deletions.
+        self._compacted = max(self._compacted, compacted)
+        resumed = self._followed().resumed_after
+        if resumed is not None and compacted > resumed:
+            self._stale = True
 
     async def _decode_followed(self) -> None:
         # Apply every followed change not decoded yet to the mirror (nothing here awaits

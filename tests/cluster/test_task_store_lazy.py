@@ -1,6 +1,8 @@
-"""The task store's mirror keeps followed writes undecoded until a read needs them: every
-read still sees the latest record and holder, a commit still starts from the newest
-revision followed, and a value that is not a task is still reported and ignored."""
+"""The task store's mirror follows the bucket only around reads and keeps followed writes
+undecoded until a read needs them: every read still sees the latest record and holder
+(deletions included, even those whose markers were compacted while the node did not
+follow), a commit still starts from the newest revision followed, and a value that is
+not a task is still reported and ignored."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from a2a_actors.cluster import task_store
 from a2a_actors.cluster.bucket import stream_sequence
 from a2a_actors.cluster.task_store import Holder, NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
@@ -73,10 +76,12 @@ async def test_every_read_sees_the_latest_followed_record_and_holder(tmp_path: P
             assert await reader.holders() == set()
 
 
-async def test_a_commit_starts_from_the_newest_followed_revision(tmp_path: Path) -> None:
+async def test_a_commit_starts_from_the_newest_followed_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # b read version 1; a wrote version 2, which b followed but never decoded (no read
-    # since). b's commit is decoded against version 2 first: refused without a write
-    # conflict when it is older, written without one when it takes over a newer one.
+    # since). b's commit starts from version 2: written without a write conflict.
+    monkeypatch.setattr(task_store, "FOLLOW_LINGER_S", 60.0)  # b follows throughout
     with anyio.fail_after(30):
         async with (
             nats_server(tmp_path) as server,
@@ -135,3 +140,62 @@ def test_the_stream_sequence_comes_from_either_reply_subject_form() -> None:
     assert stream_sequence(v2) == 42
     with pytest.raises(ValueError, match="not a JetStream reply subject"):
         stream_sequence("_INBOX.abc")
+
+
+async def stopped_following(store: NatsTaskStore) -> None:
+    while store.statistics().following:  # noqa: ASYNC110 (a timer stops it)
+        await anyio.sleep(0.02)
+
+
+async def test_a_node_follows_only_around_reads_and_misses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(task_store, "FOLLOW_LINGER_S", 0.2)
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a, holder=Holder("a", 1)) as writer,
+            NatsTaskStore.open(b) as reader,
+        ):
+            await stopped_following(reader)
+            applied = reader.statistics().applied
+            for i in range(10):
+                await writer.save(record(f"t{i}", S.WORKING, 1, seconds=i))
+                await writer.save(record(f"t{i}", S.COMPLETED, 2, seconds=i))
+            await writer.delete("t3")
+            assert reader.statistics().applied == applied  # handled none of these writes
+            page = await reader.list(TaskQuery())
+            expected = [(f"t{i}", 2) for i in (9, 8, 7, 6, 5, 4, 2, 1, 0)]
+            assert [(r.task.id, r.version) for r in page.records] == expected
+            assert reader.statistics().following
+            assert page == await writer.list(TaskQuery())
+
+
+async def test_deletions_compacted_while_a_node_did_not_follow_are_not_missed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # b saw t1..t3, then stopped following; a deleted t1 and compacted its marker away,
+    # so nothing in the bucket says t1 was deleted: b's next read rebuilds its view.
+    monkeypatch.setattr(task_store, "FOLLOW_LINGER_S", 0.2)
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a, holder=Holder("a", 1)) as writer,
+            NatsTaskStore.open(b) as reader,
+        ):
+            for i in (1, 2, 3):
+                await writer.save(record(f"t{i}", S.COMPLETED, 1, seconds=i))
+            assert len((await reader.list(TaskQuery())).records) == 3
+            await stopped_following(reader)
+            await writer.delete("t1")
+            assert await writer.compact(older_than=0) == 1
+            await writer.save(record("t4", S.COMPLETED, 1, seconds=4))
+            page = await reader.list(TaskQuery())
+            assert [r.task.id for r in page.records] == ["t4", "t3", "t2"]
+            assert reader.statistics().mirrored == 3
+            await writer.delete("t2")  # and it follows on from there
+            assert [r.task.id for r in (await reader.list(TaskQuery())).records] == ["t4", "t3"]
