@@ -84,7 +84,7 @@ from a2a_actors.protocol.errors import ServerBusyError
 from a2a_actors.runtime import as_agent
 from a2a_actors.stores import SQLiteTaskStore, StoreError
 
-from . import cli_grpc, cli_trust, workers
+from . import cli_grpc, cli_metrics, cli_trust, workers
 from .app import create_app, service_of
 from .auth import principal_for_secret
 from .config import ClusterOptions, ServedAgent, ServerConfig
@@ -219,6 +219,7 @@ def register(subparsers: Any) -> None:
     )
     cli_trust.add_arguments(parser)  # --jwks..., --sign-card... (docs/trust.md)
     workers.add_arguments(parser)
+    cli_metrics.add_arguments(parser)  # --metrics, --metrics-public (docs/observability.md)
     inspector_cli.add_arguments(parser)  # --inspect, --inspect-peer (docs/observability.md)
     cli_grpc.add_arguments(parser)  # --grpc-port, --grpc-host, --grpc-advertise (docs/grpc.md)
     parser.set_defaults(handler=run)
@@ -434,6 +435,7 @@ def run(args: argparse.Namespace) -> int:
         target = as_agent(target)  # a handler that can never work is refused here
         db = parse_store(args.store)
         config = _config(base, args)
+        config = cli_metrics.apply(config, args)
         config = inspector_cli.apply(config, args)
         config = cli_grpc.apply(config, args)
         workers.check(args)
