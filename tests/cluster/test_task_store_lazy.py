@@ -199,3 +199,34 @@ async def test_deletions_compacted_while_a_node_did_not_follow_are_not_missed(
             assert reader.statistics().mirrored == 3
             await writer.delete("t2")  # and it follows on from there
             assert [r.task.id for r in (await reader.list(TaskQuery())).records] == ["t4", "t3"]
+
+
+async def test_concurrent_listings_see_every_write_while_the_mirror_stops_and_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A linger of 30 ms: the consumer stops and starts again between rounds (every
+    # eighth round waits until it has stopped), and some listings arrive while it stops.
+    # Each listing still shows every write acknowledged before it began.
+    monkeypatch.setattr(task_store, "FOLLOW_LINGER_S", 0.03)
+    with anyio.fail_after(60):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsTaskStore.open(a, holder=Holder("a", 1)) as writer,
+            NatsTaskStore.open(b) as reader,
+        ):
+
+            async def lists(expected: int) -> None:
+                page = await reader.list(TaskQuery(page_size=1))
+                assert page.total_size >= expected
+
+            for i in range(40):
+                await writer.save(record(f"t{i:02d}", S.COMPLETED, 1, seconds=i))
+                async with anyio.create_task_group() as tg:
+                    for _ in range(4):
+                        tg.start_soon(lists, i + 1)
+                if i % 8 == 7:
+                    await stopped_following(reader)
+            page = await reader.list(TaskQuery(page_size=100))
+            assert [r.task.id for r in page.records] == [f"t{i:02d}" for i in range(39, -1, -1)]
