@@ -223,7 +223,7 @@ class ServerConfig:
     card_signing: CardSigningOptions | None = None
     metrics: MetricsOptions | None = None
     inspect: InspectorOptions | None = None
-    resume: ResumeOptions = ResumeOptions()
+    resume: ResumeOptions = field(default_factory=ResumeOptions)
     grpc: GrpcOptions | None = None
 
     def __post_init__(self) -> None:
