@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,8 +172,11 @@ def _log_tail(log: Any, limit: int = 2000) -> str:
     return data[-limit:].decode(errors="replace")
 
 
-def _read_url(process: subprocess.Popen[bytes], timeout: float) -> str | None:
-    """The first stdout line that is a URL, within ``timeout`` seconds."""
+def read_stdout_line(
+    process: subprocess.Popen[bytes], timeout: float, pick: Callable[[str], str | None]
+) -> str | None:
+    """The first stdout line (stripped) that ``pick`` turns into a value, within ``timeout``
+    seconds; None when the server exits or the time is up."""
     assert process.stdout is not None
     deadline = time.monotonic() + timeout
     with selectors.DefaultSelector() as selector:
@@ -188,10 +191,19 @@ def _read_url(process: subprocess.Popen[bytes], timeout: float) -> str | None:
             buffer += chunk
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
-                text = line.decode(errors="replace").strip()
-                if text.startswith("http://"):
-                    return text.rstrip("/")
+                value = pick(line.decode(errors="replace").strip())
+                if value is not None:
+                    return value
     return None
+
+
+def _url(text: str) -> str | None:
+    return text.rstrip("/") if text.startswith("http://") else None
+
+
+def _read_url(process: subprocess.Popen[bytes], timeout: float) -> str | None:
+    """The first stdout line that is a URL, within ``timeout`` seconds."""
+    return read_stdout_line(process, timeout, _url)
 
 
 def stop_process(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT_S) -> None:

@@ -39,11 +39,9 @@ from __future__ import annotations
 
 import os
 import re
-import selectors
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -51,7 +49,7 @@ from typing import Any
 
 from _common import emit, make_parser, versions
 from _grpc_load import Merged, run_load
-from _http_servers import REPO, SERVERS, Pinning, choose_pinning, stop_process
+from _http_servers import REPO, SERVERS, Pinning, choose_pinning, read_stdout_line, stop_process
 
 DURATION_S = 10.0
 STARTUP_TIMEOUT_S = 30.0
@@ -101,27 +99,14 @@ class Server:
     target: str
 
 
+def _grpc_address(text: str) -> str | None:
+    found = _ADDRESS.fullmatch(text)
+    return found.group(1) if found else None
+
+
 def _read_grpc_address(process: subprocess.Popen[bytes], timeout: float) -> str | None:
     """The ``host:port`` of the first stdout line that is a gRPC address (not a URL)."""
-    assert process.stdout is not None
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        buffer = b""
-        while time.monotonic() < deadline:
-            if not selector.select(deadline - time.monotonic()):
-                continue
-            chunk = os.read(process.stdout.fileno(), 4096)
-            if not chunk:
-                return None  # the server exited
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                text = line.decode(errors="replace").strip()
-                found = _ADDRESS.fullmatch(text)
-                if found:
-                    return found.group(1)
-    return None
+    return read_stdout_line(process, timeout, _grpc_address)
 
 
 @contextmanager
