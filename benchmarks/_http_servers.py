@@ -219,12 +219,15 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT
 
 
 @contextmanager
-def running_server(setup: Setup, pinning: Pinning) -> Iterator[Server]:
-    """Start ``setup`` pinned to the server CPU, yield it once it prints its URL, stop it."""
+def started_process(
+    name: str, command: Sequence[str], pinning: Pinning, pick: Callable[[str], str | None]
+) -> Iterator[tuple[subprocess.Popen[bytes], str, Any]]:
+    """Start ``command`` pinned to the server CPU; yield the process, the first stdout line
+    ``pick`` accepts and the stderr log once it prints that line; stop it on exit."""
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
-            pinning.wrap(setup.command, pinning.server),
+            pinning.wrap(command, pinning.server),
             cwd=REPO,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -232,11 +235,18 @@ def running_server(setup: Setup, pinning: Pinning) -> Iterator[Server]:
             stderr=log,
         )
         try:
-            url = _read_url(process, STARTUP_TIMEOUT_S)
-            if url is None:
-                raise RuntimeError(f"{setup.name} did not start:\n{_log_tail(log)}")
-            yield Server(setup, process, url, log)
+            value = read_stdout_line(process, STARTUP_TIMEOUT_S, pick)
+            if value is None:
+                raise RuntimeError(f"{name} did not start:\n{_log_tail(log)}")
+            yield process, value, log
         finally:
             stop_process(process)
             assert process.stdout is not None
             process.stdout.close()
+
+
+@contextmanager
+def running_server(setup: Setup, pinning: Pinning) -> Iterator[Server]:
+    """Start ``setup`` pinned to the server CPU, yield it once it prints its URL, stop it."""
+    with started_process(setup.name, setup.command, pinning, _url) as (process, url, log):
+        yield Server(setup, process, url, log)

@@ -37,11 +37,9 @@ Usage::
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,10 +47,9 @@ from typing import Any
 
 from _common import emit, make_parser, versions
 from _grpc_load import Merged, run_load
-from _http_servers import REPO, SERVERS, Pinning, choose_pinning, read_stdout_line, stop_process
+from _http_servers import SERVERS, Pinning, choose_pinning, started_process
 
 DURATION_S = 10.0
-STARTUP_TIMEOUT_S = 30.0
 TARGET_RATIO = 3.0
 WORKLOADS = ("send", "stream")
 #: A line that is a gRPC address: ``HOST:PORT`` (what ``serve --grpc-port`` prints after the
@@ -104,35 +101,12 @@ def _grpc_address(text: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _read_grpc_address(process: subprocess.Popen[bytes], timeout: float) -> str | None:
-    """The ``host:port`` of the first stdout line that is a gRPC address (not a URL)."""
-    return read_stdout_line(process, timeout, _grpc_address)
-
-
 @contextmanager
 def running_server(setup: Setup, pinning: Pinning) -> Iterator[Server]:
     """Start ``setup`` pinned to the server CPU; yield it once it names its gRPC address."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(
-            pinning.wrap(setup.command, pinning.server),
-            cwd=REPO,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log,
-        )
-        try:
-            target = _read_grpc_address(process, STARTUP_TIMEOUT_S)
-            if target is None:
-                log.seek(0)
-                tail = log.read()[-2000:].decode(errors="replace")
-                raise RuntimeError(f"{setup.name} did not start:\n{tail}")
-            yield Server(setup, process, target)
-        finally:
-            stop_process(process)
-            assert process.stdout is not None
-            process.stdout.close()
+    with started_process(setup.name, setup.command, pinning, _grpc_address) as started:
+        process, target, _ = started
+        yield Server(setup, process, target)
 
 
 @dataclass(frozen=True, slots=True)
