@@ -49,8 +49,8 @@ START_S = 60.0
 async def handler(ctx: TaskContext) -> None:
     """``tick``: WORKING, prints ``ticking <task id>``, then ``tick 0``, ``tick 1``, …
     every 20 ms until cancelled;
-    ``slow-cancel``: WORKING until cancelled, then prints ``cancelling <task id>`` and
-    takes 60 s (shielded) to stop; ``work``: WORKING, 0.5 s, then COMPLETED ``done``;
+    ``slow-cancel``: WORKING, prints ``waiting <task id>``, then waits until cancelled,
+    prints ``cancelling <task id>`` and takes 60 s (shielded) to stop; ``work``: WORKING, 0.5 s, then COMPLETED ``done``;
     anything else: WORKING until cancelled."""
     await ctx.start()
     if ctx.text == "tick":
@@ -65,6 +65,7 @@ async def handler(ctx: TaskContext) -> None:
         await ctx.complete("done")
         return
     if ctx.text == "slow-cancel":
+        print("waiting", ctx.task_id, flush=True)
         try:
             await anyio.sleep_forever()
         finally:

@@ -147,6 +147,8 @@ async def test_a_node_killed_mid_cancel_ends_its_task_failed_once(tmp_path: Path
             async with owner, other:
                 started = await owner.send_message("slow-cancel", return_immediately=True)
                 assert isinstance(started, Task)
+                # a cancel sent before the handler waits would skip its cleanup: wait for it
+                assert (await a.next_line()).split() == ["waiting", started.id]
                 answers: list[Task | BaseException] = []
                 took: list[float] = []
 
