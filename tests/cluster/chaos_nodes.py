@@ -50,7 +50,8 @@ async def handler(ctx: TaskContext) -> None:
     """``tick``: WORKING, prints ``ticking <task id>``, then ``tick 0``, ``tick 1``, …
     every 20 ms until cancelled;
     ``slow-cancel``: WORKING, prints ``waiting <task id>``, then waits until cancelled,
-    prints ``cancelling <task id>`` and takes 60 s (shielded) to stop; ``work``: WORKING, 0.5 s, then COMPLETED ``done``;
+    prints ``cancelling <task id>`` and takes 60 s (shielded) to stop;
+    ``work``: WORKING, 0.5 s, then COMPLETED ``done``;
     anything else: WORKING until cancelled."""
     await ctx.start()
     if ctx.text == "tick":
