@@ -2,13 +2,17 @@
 
 Theory of operation
 -------------------
-The owner of a task publishes each event it produced to the task's subject of the events
+The owner of a task publishes the events it produced to the task's subject of the events
 stream (:class:`~a2a_actors.cluster.names.ClusterNames`), *after* storing the snapshot
-that includes it (the runtime's store-then-publish order), with the task version the
-event produced in the ``A2A-Task-Version`` header. Each publish waits for JetStream's
-acknowledgement and carries a ``Nats-Msg-Id`` made of the task, the version and the
-event's index within its version, so a publish retried after a lost acknowledgement is
-stored once (JetStream's duplicate window).
+that includes them (the runtime's store-then-publish order). One JetStream message holds
+one or more consecutive events of one task (the events the owner queued meanwhile): its
+payload is a JSON array of ``[version, event]`` pairs, in order, each event as on the wire;
+the ``A2A-Task-First-Version`` and ``A2A-Task-Version`` headers give its first and last
+event's version. Within a task's log versions only grow, one event per version (the
+runtime queues each event with the version it produced). A message carries a
+``Nats-Msg-Id`` made of the task and its first and last version, so a message retried
+unchanged after a lost acknowledgement is stored once (JetStream's duplicate window); a
+message is only ever retried unchanged.
 
 A subscriber on any node (:meth:`EventLog.follow`) gets, in order:
 
@@ -38,12 +42,16 @@ purges one task's subject when retention deletes the task.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import msgspec
+import nats.errors
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from nats.aio.msg import Msg
 from nats.js.api import DeliverPolicy, StorageType, StreamConfig
@@ -54,12 +62,28 @@ from ..protocol.models import StreamResponse
 from ..protocol.state import is_terminal
 from ..stores.base import StoredTask, TaskStore
 from .connection import ClusterConnection, close_subscription
+from .errors import ClusterUnavailableError
 from .names import task_key
 
-__all__ = ("VERSION_HEADER", "EventLog", "LoggedEvent", "TaskFeed", "ends_task")
+__all__ = (
+    "FIRST_VERSION_HEADER",
+    "VERSION_HEADER",
+    "EventLog",
+    "LoggedEvent",
+    "TaskFeed",
+    "ends_task",
+)
 
+#: The version of a message's last event.
 VERSION_HEADER = "A2A-Task-Version"
+#: The version of a message's first event.
+FIRST_VERSION_HEADER = "A2A-Task-First-Version"
 _MSG_ID = "Nats-Msg-Id"
+logger = logging.getLogger("a2a_actors.cluster")
+_ENTRIES = msgspec.json.Decoder(list[tuple[int, msgspec.Raw]])
+
+#: A task's events, each with the version it produced, in order.
+Events = Sequence[tuple[int, StreamResponse]]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -166,26 +190,62 @@ class EventLog:
                 await conn.js.add_stream(config)
         return cls(conn, names.events_stream)
 
-    async def publish(self, task_id: str, events: Sequence[tuple[int, StreamResponse]]) -> None:
-        """Append ``events`` (each with the version it produced) to ``task_id``'s log, in
-        order; return once JetStream acknowledged them all.
+    def _message(self, task_id: str, events: Events) -> tuple[str, bytes, dict[str, str]]:
+        """The subject, payload and headers of one message holding ``events``."""
+        first, last = events[0][0], events[-1][0]
+        payload = b"[" + b",".join(b"[%d,%s]" % (v, codec.encode(e)) for v, e in events) + b"]"
+        headers = {
+            VERSION_HEADER: str(last),
+            FIRST_VERSION_HEADER: str(first),
+            _MSG_ID: f"{task_key(task_id)}:{first}:{last}",
+        }
+        return self._conn.names.events_subject(task_id), payload, headers
+
+    async def publish(self, task_id: str, events: Events) -> None:
+        """Append ``events`` (each with the version it produced, versions growing) to
+        ``task_id``'s log as one message; return once JetStream acknowledged it.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time; a retry of the same
                 events is stored once.
         """
-        subject = self._conn.names.events_subject(task_id)
-        key = task_key(task_id)
-        index = 0
-        previous = -1
+        subject, payload, headers = self._message(task_id, events)
         with self._conn.bounded(f"publish events of task {task_id}"):
-            for version, event in events:
-                index = index + 1 if version == previous else 0
-                previous = version
-                headers = {VERSION_HEADER: str(version), _MSG_ID: f"{key}:{version}:{index}"}
-                await self._conn.js.publish(
-                    subject, codec.encode(event), stream=self._stream, headers=headers
-                )
+            await self._conn.js.publish(subject, payload, stream=self._stream, headers=headers)
+
+    async def publish_many(self, batches: Mapping[str, Events]) -> set[str]:
+        """Append each task's events as one message (as :meth:`publish`), every message in
+        flight at once, and wait for JetStream's acknowledgements, within the
+        connection's bound.
+
+        Returns:
+            The tasks whose message was not acknowledged (NATS away, too slow, or
+            refusing): retry each with the same events, so that one that was stored
+            after all is stored once. Never raises for a NATS failure.
+        """
+        js = self._conn.js
+        futures: dict[str, asyncio.Future[Any]] = {}
+        acked: set[str] = set()
+        try:
+            with self._conn.bounded(f"publish events of {len(batches)} tasks"):
+                for task_id, events in batches.items():
+                    subject, payload, headers = self._message(task_id, events)
+                    futures[task_id] = await js.publish_async(
+                        subject, payload, stream=self._stream, headers=headers
+                    )
+                for task_id, future in futures.items():
+                    try:
+                        await future
+                    except nats.errors.Error as exc:  # JetStream refused this one
+                        logger.warning("event log refused task %s's events: %r", task_id, exc)
+                    else:
+                        acked.add(task_id)
+        except ClusterUnavailableError as exc:
+            logger.warning("event log: %s", exc)
+        finally:
+            for future in futures.values():
+                future.cancel()  # frees nats-py's slot of one never answered
+        return set(batches).difference(acked)
 
     @asynccontextmanager
     async def follow(
@@ -252,7 +312,7 @@ class EventLog:
             except NotFoundError:
                 return None
         try:
-            return int((first.headers or {}).get(VERSION_HEADER, "0"))
+            return int((first.headers or {}).get(FIRST_VERSION_HEADER, "0"))
         except ValueError:
             return None
 
@@ -294,16 +354,16 @@ def _deliverer(
     message and hand it to the feed, in order."""
 
     async def deliver(msg: Msg) -> None:
-        headers = msg.headers or {}
         try:
-            version = int(headers.get(VERSION_HEADER, "0"))
-            event = codec.decode(msg.data, StreamResponse)
+            entries = _ENTRIES.decode(msg.data)
+            events = [(v, codec.decode(bytes(raw), StreamResponse)) for v, raw in entries]
         except (ValueError, msgspec.DecodeError):
             return  # not one of ours; nothing a subscriber could use
-        logged = LoggedEvent(version, event, msg.metadata.sequence.stream)
-        try:
-            await send.send(logged)  # waits while the subscriber is behind
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return  # the feed is closed
+        sequence = msg.metadata.sequence.stream
+        for version, event in events:
+            try:
+                await send.send(LoggedEvent(version, event, sequence))  # waits while behind
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return  # the feed is closed
 
     return deliver

@@ -116,11 +116,15 @@ async def test_a_retried_publish_is_stored_once(tmp_path: Path) -> None:
         ):
             log = await EventLog.open(conn)
             await store.save(snapshot("t", 1))
-            events = [(2, update("t", 2)), (2, update("t", 2)), (3, update("t", 3, S.FAILED))]
+            events = [(2, update("t", 2)), (3, update("t", 3)), (5, update("t", 5, S.FAILED))]
             await log.publish("t", events)
             await log.publish("t", events)  # the acknowledgement was lost: sent again
+            info = await conn.js.stream_info(conn.names.events_stream)
+            assert info.state.messages == 1  # the three events are one message, stored once
+            assert await log.first_version("t") == 2
+            assert await log.last_version("t") == 5
             async with log.follow("t", store) as feed:
-                assert await collect(feed) == [2, 2, 3]  # two events of version 2, once each
+                assert await collect(feed) == [2, 3, 5]  # each once, in order
             await log.forget("t")
             info = await conn.js.stream_info(conn.names.events_stream)
             assert info.state.messages == 0
@@ -149,3 +153,56 @@ async def test_a_feed_goes_on_across_a_nats_restart(tmp_path: Path) -> None:
                 await owner.change(3)
                 await owner.change(4, S.CANCELED)
                 assert await collect(feed) == [3, 4]
+
+
+async def test_publish_many_logs_each_task_as_one_message_and_says_what_failed(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(60):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server, timeout=1.0) as conn,
+            NatsTaskStore.open(conn) as store,
+        ):
+            log = await EventLog.open(conn)
+            tasks = [f"t{n}" for n in range(20)]
+            for task_id in tasks:
+                await store.save(snapshot(task_id, 1))
+            batches = {
+                task_id: [(2, update(task_id, 2)), (3, update(task_id, 3, S.COMPLETED))]
+                for task_id in tasks
+            }
+            assert await log.publish_many(batches) == set()
+            info = await conn.js.stream_info(conn.names.events_stream)
+            assert info.state.messages == 20
+            for task_id in tasks:
+                async with log.follow(task_id, store) as feed:
+                    assert await collect(feed) == [2, 3]
+            # NATS away: nothing raises, every task is named for a retry, within the bound
+            await server.stop()
+            more = {task_id: [(4, update(task_id, 4))] for task_id in tasks[:3]}
+            with anyio.fail_after(5):
+                assert await log.publish_many(more) == set(more)
+            await server.start()
+            await conn.wait_connected()
+            assert await log.publish_many(more) == set()
+            assert await log.publish_many(more) == set()  # a retry after all: stored once
+            info = await conn.js.stream_info(conn.names.events_stream)
+            assert info.state.messages == 23
+
+
+async def test_a_message_that_is_not_ours_is_skipped(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as conn,
+            NatsTaskStore.open(conn) as store,
+        ):
+            log = await EventLog.open(conn)
+            await store.save(snapshot("t", 1))
+            async with log.follow("t", store) as feed:
+                subject = conn.names.events_subject("t")
+                for junk in (b"not json", b'{"version": 2}', b'[[2, {"nope": 1}]]'):
+                    await conn.js.publish(subject, junk)
+                await log.publish("t", [(2, update("t", 2, S.COMPLETED))])
+                assert await collect(feed) == [2]

@@ -113,3 +113,40 @@ async def test_the_publisher_logs_every_event_in_order_across_a_nats_restart(
                     if logged.version == 6:
                         break
             assert seen == [1, 2, 3, 4, 5, 6]
+
+
+async def test_the_publisher_sends_a_round_as_one_message_per_task_in_order(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(60):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as conn,
+            NatsTaskStore.open(conn, holder=Holder("a", 1)) as store,
+        ):
+            log = await EventLog.open(conn)
+            publisher = EventLogPublisher(log, max_round=30)
+            tasks = [f"t{n}" for n in range(40)]
+            for n in range(1, 4):  # interleaved, as concurrent tasks queue them
+                for task_id in tasks:
+                    event = update(task_id, n)
+                    publisher.task_event(task_id, None, event, terminal=False, version=n)
+            snapshot = StreamResponse(task=record("t0", S.SUBMITTED, 0).task)
+            publisher.task_event("t0", None, snapshot, terminal=False, version=0)
+            assert publisher.pending == 120  # a task's creation is its stored snapshot
+            async with anyio.create_task_group() as tg:
+                await tg.start(publisher.run)
+                await publisher.wait_idle()
+                assert publisher.pending == 0
+                tg.cancel_scope.cancel()
+            info = await conn.js.stream_info(conn.names.events_stream)
+            assert info.state.messages == 40  # two rounds (30 tasks, then 10), one message each
+            for task_id in tasks:
+                await store.save(record(task_id, S.SUBMITTED, 0))
+                async with log.follow(task_id, store) as feed:
+                    seen = []
+                    async for logged in feed:
+                        seen.append(logged.version)
+                        if logged.version == 3:
+                            break
+                assert seen == [1, 2, 3]
