@@ -42,14 +42,17 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from nats.aio.msg import Msg
 from nats.js.api import ConsumerConfig, DeliverPolicy, KeyValueConfig, StorageType
 from nats.js.client import JetStreamContext
-from nats.js.errors import BucketNotFoundError
+from nats.js.errors import APIError, BucketNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from .connection import ClusterConnection, close_subscription
+from .connection import ClusterConnection, acked_sequence, close_subscription
 
 __all__ = ("FollowedBucket", "KVChange", "follow_keys", "stream_sequence")
 
 _KV_OP = "KV-Operation"
+_EXPECTED_LAST = "Nats-Expected-Last-Subject-Sequence"
+#: JetStream's "wrong last sequence" error codes (a conditional write that lost).
+_WRONG_LAST = frozenset({10071, 10164})
 _MARKER = "Nats-Marker-Reason"
 #: Seconds between the consumer's heartbeats: nats-py recreates an ordered consumer that
 #: misses two, which is how a view resumes after NATS restarts.
@@ -166,6 +169,27 @@ class FollowedBucket:
     def subject(self, key: str) -> str:
         """The subject of ``key`` in the bucket's stream."""
         return f"{self._prefix}{key}"
+
+    async def update(self, key: str, value: bytes, *, last: int) -> int:
+        """Write ``value`` to ``key`` if the key's last revision is ``last`` (0: the key
+        has none, not even a deletion marker); return the new revision. One acknowledged
+        publish (:meth:`ClusterConnection.publish_acked`); the caller bounds it in time.
+
+        Raises:
+            KeyWrongLastSequenceError: The key's last revision is not ``last``; nothing
+                was written.
+            nats.errors.Error: NATS failed or refused the write.
+        """
+        headers = {_EXPECTED_LAST: str(last)}
+        ack = await self._conn.publish_acked(self.subject(key), value, headers)
+        try:
+            return acked_sequence(await ack)
+        except APIError as err:
+            if err.err_code in _WRONG_LAST:
+                raise KeyWrongLastSequenceError(description=err.description) from err
+            raise
+        finally:
+            ack.cancel()  # a no-op once answered; else forgets the wait
 
     @property
     def following(self) -> bool:

@@ -19,30 +19,77 @@ reported as failed is not sent later behind the caller's back when NATS comes ba
 write whose answer was lost in flight may still have been applied: retrying the same
 record is safe). Once the connection is back, the next operation simply works.
 
+JetStream writes on the hot path (a task's snapshots, its events) go through
+:meth:`ClusterConnection.publish_acked`: a plain publish whose reply subject is one of this
+connection's acknowledgement inbox, subscribed once when the connection opens, so the
+server has the subscription before any write can be acknowledged to it. Many writes can
+be in flight at once, each acknowledged to its own future, without a request's per-call
+machinery. (nats-py's ``publish_async`` subscribes its inbox lazily, on the first call,
+without waiting for the server: an acknowledgement could come back before the
+subscription and be lost, the write then timing out although it was stored.)
+
 Only the cluster's other modules import this one; it imports nats-py, so importing it
 needs the ``cluster`` extra.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import itertools
 import logging
 import random
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 
 import anyio
+import msgspec
 import nats.errors
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
+from nats.js.errors import APIError
 
 from .errors import ClusterUnavailableError
 from .names import ClusterNames
 
-__all__ = ("ClusterConnection", "ConnectionStatistics", "close_subscription")
+__all__ = ("ClusterConnection", "ConnectionStatistics", "acked_sequence", "close_subscription")
 
 logger = logging.getLogger("a2a_actors.cluster")
+
+
+class _ApiError(msgspec.Struct):
+    code: int = 0
+    err_code: int = 0
+    description: str = ""
+
+
+class _PubAck(msgspec.Struct):
+    seq: int = 0
+    error: _ApiError | None = None
+
+
+_PUB_ACK = msgspec.json.Decoder(_PubAck)
+
+
+def acked_sequence(reply: Msg) -> int:
+    """The stream sequence a JetStream acknowledgement gives.
+
+    Raises:
+        nats.js.errors.APIError: JetStream refused the write (its ``err_code`` says why),
+            or no stream took the subject (``code`` 503).
+    """
+    if reply.headers and reply.headers.get("Status") == "503":
+        raise APIError(code=503, description="no stream took the subject")
+    try:
+        ack = _PUB_ACK.decode(reply.data)
+    except msgspec.DecodeError as exc:
+        raise APIError(code=500, description=f"not an acknowledgement: {exc}") from exc
+    if ack.error is not None:
+        error = ack.error
+        raise APIError(code=error.code, err_code=error.err_code, description=error.description)
+    return ack.seq
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -80,6 +127,19 @@ class ClusterConnection:
         self._reconnects = 0
         self._unavailable = 0
         self._back = anyio.Event()
+        self._ack_prefix = f"{client.new_inbox()}."
+        self._ack_tokens = itertools.count()
+        self._acks: dict[str, asyncio.Future[Msg]] = {}
+
+    async def _subscribe_acks(self) -> None:
+        """Subscribe the acknowledgement inbox and wait until the server has it."""
+        await self._client.subscribe(f"{self._ack_prefix}*", cb=self._on_ack)
+        await self._client.flush()
+
+    async def _on_ack(self, msg: Msg) -> None:
+        future = self._acks.pop(msg.subject[len(self._ack_prefix) :], None)
+        if future is not None and not future.done():
+            future.set_result(msg)
 
     @classmethod
     @asynccontextmanager
@@ -156,6 +216,8 @@ class ClusterConnection:
             ) from exc
         conn = cls(client, ClusterNames.for_cluster(cluster), timeout=timeout)
         try:
+            with conn.bounded("subscribe the acknowledgement inbox"):
+                await conn._subscribe_acks()
             yield conn
         finally:
             with anyio.CancelScope(shield=True):
@@ -170,6 +232,29 @@ class ClusterConnection:
     def js(self) -> JetStreamContext:
         """The JetStream context (streams, consumers, KV)."""
         return self._js
+
+    async def publish_acked(
+        self, subject: str, payload: bytes, headers: dict[str, str]
+    ) -> asyncio.Future[Msg]:
+        """Publish to a JetStream subject; the future gets JetStream's reply (read it
+        with :func:`acked_sequence`). Await the future within :meth:`bounded`; cancel it
+        when giving up on it (it never completes if the write or its reply is lost).
+
+        Raises:
+            nats.errors.Error: The connection is closed or cannot send.
+        """
+        token = str(next(self._ack_tokens))
+        future: asyncio.Future[Msg] = asyncio.get_running_loop().create_future()
+        self._acks[token] = future
+        try:
+            await self._client.publish(
+                subject, payload, reply=self._ack_prefix + token, headers=headers
+            )
+        except BaseException:
+            del self._acks[token]
+            raise
+        future.add_done_callback(lambda _: self._acks.pop(token, None))
+        return future
 
     @property
     def connected(self) -> bool:

@@ -47,7 +47,6 @@ import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 import anyio
 import msgspec
@@ -61,7 +60,7 @@ from ..protocol import codec
 from ..protocol.models import StreamResponse
 from ..protocol.state import is_terminal
 from ..stores.base import StoredTask, TaskStore
-from .connection import ClusterConnection, close_subscription
+from .connection import ClusterConnection, acked_sequence, close_subscription
 from .errors import ClusterUnavailableError
 from .names import task_key
 
@@ -79,6 +78,7 @@ VERSION_HEADER = "A2A-Task-Version"
 #: The version of a message's first event.
 FIRST_VERSION_HEADER = "A2A-Task-First-Version"
 _MSG_ID = "Nats-Msg-Id"
+_EXPECTED_STREAM = "Nats-Expected-Stream"
 logger = logging.getLogger("a2a_actors.cluster")
 _ENTRIES = msgspec.json.Decoder(list[tuple[int, msgspec.Raw]])
 
@@ -198,6 +198,7 @@ class EventLog:
             VERSION_HEADER: str(last),
             FIRST_VERSION_HEADER: str(first),
             _MSG_ID: f"{task_key(task_id)}:{first}:{last}",
+            _EXPECTED_STREAM: self._stream,
         }
         return self._conn.names.events_subject(task_id), payload, headers
 
@@ -211,7 +212,11 @@ class EventLog:
         """
         subject, payload, headers = self._message(task_id, events)
         with self._conn.bounded(f"publish events of task {task_id}"):
-            await self._conn.js.publish(subject, payload, stream=self._stream, headers=headers)
+            ack = await self._conn.publish_acked(subject, payload, headers)
+            try:
+                acked_sequence(await ack)
+            finally:
+                ack.cancel()
 
     async def publish_many(self, batches: Mapping[str, Events]) -> set[str]:
         """Append each task's events as one message (as :meth:`publish`), every message in
@@ -223,19 +228,17 @@ class EventLog:
             refusing): retry each with the same events, so that one that was stored
             after all is stored once. Never raises for a NATS failure.
         """
-        js = self._conn.js
-        futures: dict[str, asyncio.Future[Any]] = {}
+        conn = self._conn
+        futures: dict[str, asyncio.Future[Msg]] = {}
         acked: set[str] = set()
         try:
-            with self._conn.bounded(f"publish events of {len(batches)} tasks"):
+            with conn.bounded(f"publish events of {len(batches)} tasks"):
                 for task_id, events in batches.items():
                     subject, payload, headers = self._message(task_id, events)
-                    futures[task_id] = await js.publish_async(
-                        subject, payload, stream=self._stream, headers=headers
-                    )
+                    futures[task_id] = await conn.publish_acked(subject, payload, headers)
                 for task_id, future in futures.items():
                     try:
-                        await future
+                        acked_sequence(await future)
                     except nats.errors.Error as exc:  # JetStream refused this one
                         logger.warning("event log refused task %s's events: %r", task_id, exc)
                     else:
@@ -244,7 +247,7 @@ class EventLog:
             logger.warning("event log: %s", exc)
         finally:
             for future in futures.values():
-                future.cancel()  # frees nats-py's slot of one never answered
+                future.cancel()  # a no-op once answered; else forgets the wait
         return set(batches).difference(acked)
 
     @asynccontextmanager

@@ -263,10 +263,7 @@ class NatsTaskStore:
                     current = await self._fetch(key)
                     return (known if current is None else current)[1].record
                 try:
-                    if known is None:
-                        revision = await self._followed().kv.create(key, data)
-                    else:
-                        revision = await self._followed().kv.update(key, data, last=known[0])
+                    revision = await self._write(key, data, None if known is None else known[0])
                 except KeyWrongLastSequenceError:
                     self._conflicts += 1
                 else:
@@ -275,6 +272,22 @@ class NatsTaskStore:
                 known = await self._fetch(key)  # None: deleted meanwhile, create it again
                 if known is not None:
                     self._note(*known)
+
+    async def _write(self, key: str, data: bytes, last: int | None) -> int:
+        """Write ``key`` if its last revision is ``last`` (None: create it); the revision.
+
+        Raises:
+            KeyWrongLastSequenceError: Another write came first.
+        """
+        bucket = self._followed()
+        if last is not None:
+            return await bucket.update(key, data, last=last)
+        try:
+            return await bucket.update(key, data, last=0)
+        except KeyWrongLastSequenceError:
+            # The key exists, or a deletion marker of it does: nats-py's create writes
+            # over a marker and refuses a live value.
+            return await bucket.kv.create(key, data)
 
     def knows(self, task_id: str) -> bool:
         """Whether this store has seen ``task_id`` stored (written or followed it): its
