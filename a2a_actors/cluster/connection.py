@@ -109,6 +109,30 @@ class ConnectionStatistics:
     unavailable: int
 
 
+class _AckInbox:
+    """The futures of a connection's acknowledged publishes, by reply token."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.subject = f"{prefix}*"
+        self._tokens = itertools.count()
+        self._futures: dict[str, asyncio.Future[Msg]] = {}
+
+    def expect(self) -> tuple[str, asyncio.Future[Msg]]:
+        """A new reply token and the future its reply completes (forgotten once done)."""
+        token = str(next(self._tokens))
+        future: asyncio.Future[Msg] = asyncio.get_running_loop().create_future()
+        self._futures[token] = future
+        future.add_done_callback(lambda _: self._futures.pop(token, None))
+        return token, future
+
+    async def deliver(self, msg: Msg) -> None:
+        """The inbox subscription's callback: complete the reply's future."""
+        future = self._futures.get(msg.subject[len(self.prefix) :])
+        if future is not None and not future.done():
+            future.set_result(msg)
+
+
 class ClusterConnection:
     """One NATS connection and its JetStream context (see the module docstring).
 
@@ -117,7 +141,9 @@ class ClusterConnection:
         timeout: Seconds each operation may take.
     """
 
-    def __init__(self, client: Client, names: ClusterNames, *, timeout: float) -> None:
+    def __init__(
+        self, client: Client, names: ClusterNames, *, timeout: float, acks: _AckInbox
+    ) -> None:
         """Wrap a connected client; use :meth:`open` instead, which also closes it."""
         self.names = names
         self.timeout = timeout
@@ -127,19 +153,7 @@ class ClusterConnection:
         self._reconnects = 0
         self._unavailable = 0
         self._back = anyio.Event()
-        self._ack_prefix = f"{client.new_inbox()}."
-        self._ack_tokens = itertools.count()
-        self._acks: dict[str, asyncio.Future[Msg]] = {}
-
-    async def _subscribe_acks(self) -> None:
-        """Subscribe the acknowledgement inbox and wait until the server has it."""
-        await self._client.subscribe(f"{self._ack_prefix}*", cb=self._on_ack)
-        await self._client.flush()
-
-    async def _on_ack(self, msg: Msg) -> None:
-        future = self._acks.pop(msg.subject[len(self._ack_prefix) :], None)
-        if future is not None and not future.done():
-            future.set_result(msg)
+        self._acks = acks
 
     @classmethod
     @asynccontextmanager
@@ -214,10 +228,12 @@ class ClusterConnection:
             raise ClusterUnavailableError(
                 f"NATS unreachable at {', '.join(urls)} within {connect_timeout} s"
             ) from exc
-        conn = cls(client, ClusterNames.for_cluster(cluster), timeout=timeout)
+        acks = _AckInbox(f"{client.new_inbox()}.")
+        conn = cls(client, ClusterNames.for_cluster(cluster), timeout=timeout, acks=acks)
         try:
             with conn.bounded("subscribe the acknowledgement inbox"):
-                await conn._subscribe_acks()
+                await client.subscribe(acks.subject, cb=acks.deliver)
+                await client.flush()  # the server has it before anything writes
             yield conn
         finally:
             with anyio.CancelScope(shield=True):
@@ -243,17 +259,13 @@ class ClusterConnection:
         Raises:
             nats.errors.Error: The connection is closed or cannot send.
         """
-        token = str(next(self._ack_tokens))
-        future: asyncio.Future[Msg] = asyncio.get_running_loop().create_future()
-        self._acks[token] = future
+        acks = self._acks
+        token, future = acks.expect()
         try:
-            await self._client.publish(
-                subject, payload, reply=self._ack_prefix + token, headers=headers
-            )
+            await self._client.publish(subject, payload, reply=acks.prefix + token, headers=headers)
         except BaseException:
-            del self._acks[token]
+            future.cancel()
             raise
-        future.add_done_callback(lambda _: self._acks.pop(token, None))
         return future
 
     @property

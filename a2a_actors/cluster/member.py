@@ -12,10 +12,12 @@ whose :meth:`~ClusterMember.supervisor_options` are the Supervisor's keyword arg
   :class:`~a2a_actors.runtime.environment.WriteLostError`, so the actor stops instead
   of publishing what the store does not hold. A live task nobody holds (released when
   its node was lost) is taken over by whoever writes it next (a resumption here). A
-  write of a task that exists, made while NATS is away, is retried until NATS is back
-  (for at most a lease time, after which this node has fenced itself): a running
-  task's handler waits at its next write through a NATS restart instead of failing
-  half-stored; a new task's first write is not retried (the request is answered busy);
+  write made while NATS is away is retried until NATS is back (for at most a lease
+  time, after which this node has fenced itself): a running task's handler waits at
+  its next write through a NATS restart instead of failing half-stored, and so does a
+  new task's first write (its creation, at the handler's first change as on a single
+  server). A node that knows NATS is away takes no new task:
+  :meth:`NodeRemote.check_available` answers the request busy before anything runs;
 * ``observers``: :class:`EventLogPublisher`, which appends every event the owner
   publishes to the event log, in order, from one task per node (observers must not
   block);
@@ -124,9 +126,10 @@ class HeldTaskStore:
 
     async def _retry(self, record: StoredTask, error: ClusterUnavailableError) -> StoredTask:
         # The first try failed with ``error``. A retried commit is safe: the same record at
-        # the same version replaces itself. A new task's creation is not retried (busy).
+        # the same version replaces itself (a creation stored after all is then this
+        # store's own task, and the retry an update of it).
         task_id = record.task.id
-        if self._patience <= 0 or not self._store.knows(task_id):
+        if self._patience <= 0:
             raise error
         logger.warning("task %s: NATS unavailable; retrying its write", task_id)
         deadline = anyio.current_time() + self._patience
@@ -257,6 +260,11 @@ class NodeRemote:
 
     def __init__(self, node: ClusterNode) -> None:
         self._node = node
+
+    def check_available(self) -> None:
+        """Raise ClusterUnavailableError (busy) while the connection to NATS is down."""
+        if not self._node.conn.connected:
+            raise ClusterUnavailableError("NATS is unreachable: this node takes no new task")
 
     async def runner(self, record: StoredTask) -> str | None:
         """The other node holding the live task, or None (nobody, or this node)."""

@@ -92,6 +92,15 @@ class RemoteTasks(Protocol):
     task is the caller's.
     """
 
+    def check_available(self) -> None:
+        """Return if this node can take a new task now; checked before one is created.
+
+        Raises:
+            ServerBusyError: The shared store is known to be unreachable (nothing is
+                created, the request is answered busy).
+        """
+        ...
+
     async def runner(self, record: StoredTask) -> str | None:
         """The node whose actor runs the (live) task, or None: nobody else runs it, so
         this node handles it as a task a previous process left."""

@@ -109,14 +109,16 @@ class TaskRoster:
         headers: Mapping[str, str] | None = None,
         on_create: Callable[[Task], Awaitable[None]] | None = None,
     ) -> tuple[TaskActor, Subscription | None]:
-        """Admit and start the actor of a new task (provisional unless ``commit``, or in
-        cluster mode, where it is stored before it runs).
+        """Admit and start the actor of a new task (provisional unless ``commit``).
 
         Raises:
-            ServerBusyError: Too many live tasks (nothing was created), or not running.
+            ServerBusyError: Too many live tasks, a cluster node whose store is known to
+                be unreachable, or not running (nothing was created).
         """
         spawn = self.require_running()
         env = self.env
+        if env.remote is not None:
+            env.remote.check_available()
         env.admission.admit()
         try:
             message = request.message
@@ -144,9 +146,7 @@ class TaskRoster:
         publication = actor.publication
         sub = publication.subscribe("all") if subscribe else None
         try:
-            # In cluster mode (``remote``) a new task is stored before it runs, so that NATS
-            # being away answers the request busy instead of failing the task unstored.
-            if not actor.slot.claim() or commit or env.remote is not None:
+            if not actor.slot.claim() or commit:
                 await publication.commit()
         except BaseException:
             with anyio.CancelScope(shield=True):

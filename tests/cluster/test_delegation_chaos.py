@@ -74,6 +74,9 @@ async def test_a_child_whose_node_is_killed_fails_its_parent_with_the_origin(
                     assert isinstance(started, Task)
                     said, child_id = (await x.next_line()).split()  # x runs the child
                     assert said == "ticking"
+                    # the parent knows its child (it learns the id from the child's
+                    # first event, which may still be on its way): kill x then
+                    await recorded(client, started.id, child_id)
                     x.kill()
                     killed_at = time.monotonic()
                     failed = await final_task(client, started.id)

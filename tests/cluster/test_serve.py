@@ -23,7 +23,7 @@ from a2a_actors.server import ClusterOptions, ServerConfig, serve
 
 from ..push.receiver import Received, receiver
 from .agents import agent
-from .helpers import nats_server
+from .helpers import connect, nats_server
 
 pytestmark = pytest.mark.anyio
 
@@ -245,3 +245,24 @@ async def test_push_is_delivered_once_per_event_by_the_owner(tmp_path: Path) -> 
         bodies = [r.body for r in hooks.requests]
         assert len(bodies) == len(set(bodies))  # each event once, not once per node
         assert sum(b"TASK_STATE_COMPLETED" in body for body in bodies) == 1
+
+
+async def test_a_new_task_is_stored_at_its_first_change_not_before(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with nats_server(tmp_path) as server, anyio.create_task_group() as tg:
+            url = await tg.start(functools.partial(serve, agent, config=config(server, "a")))
+            async with (
+                connect(server, cluster="cluster-test") as conn,
+                await A2AClient.connect(url, card_cache=None) as a,
+            ):
+                bucket = f"KV_{conn.names.tasks_bucket}"
+                before = (await conn.js.stream_info(bucket)).state.last_seq
+                done = await a.send_message("count")
+                assert isinstance(done, Task)
+                assert done.status.state is TaskState.COMPLETED
+                after = (await conn.js.stream_info(bucket)).state.last_seq
+                # WORKING (the creation), five updates, COMPLETED: as many writes as a
+                # single server's, none before the handler's first change
+                assert after - before == 7
+                assert (await a.get_task(done.id)) == done
+            tg.cancel_scope.cancel()
