@@ -80,10 +80,14 @@ FIRST_VERSION_HEADER = "A2A-Task-First-Version"
 _MSG_ID = "Nats-Msg-Id"
 _EXPECTED_STREAM = "Nats-Expected-Stream"
 logger = logging.getLogger("a2a_actors.cluster")
+#: Bytes of a message's payload left for its headers and framing.
+_HEADROOM = 4096
 _ENTRIES = msgspec.json.Decoder(list[tuple[int, msgspec.Raw]])
 
 #: A task's events, each with the version it produced, in order.
 Events = Sequence[tuple[int, StreamResponse]]
+#: One message: subject, payload, headers.
+_Message = tuple[str, bytes, dict[str, str]]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -190,65 +194,98 @@ class EventLog:
                 await conn.js.add_stream(config)
         return cls(conn, names.events_stream)
 
-    def _message(self, task_id: str, events: Events) -> tuple[str, bytes, dict[str, str]]:
-        """The subject, payload and headers of one message holding ``events``."""
-        first, last = events[0][0], events[-1][0]
-        payload = b"[" + b",".join(b"[%d,%s]" % (v, codec.encode(e)) for v, e in events) + b"]"
+    def _messages(self, task_id: str, events: Events) -> list[_Message]:
+        """``events`` as messages of at most the server's payload size each, in order.
+
+        The same events always split the same way, so a retried round is deduplicated
+        message by message. An event too large for any message is left out, with an
+        error logged: it can never be stored, and retrying it would hold back every
+        task's events behind it (a follower on another node misses that one event).
+        """
+        limit = self._conn.client.max_payload - _HEADROOM
+        messages: list[_Message] = []
+        chunk: list[tuple[int, bytes]] = []
+        size = 2
+        for version, event in events:
+            entry = b"[%d,%s]" % (version, codec.encode(event))
+            if len(entry) + 2 > limit:
+                logger.error(
+                    "task %s: an event of %d bytes is larger than a NATS message; not logged",
+                    task_id,
+                    len(entry),
+                )
+                continue
+            if chunk and size + len(entry) + 1 > limit:
+                messages.append(self._message(task_id, chunk))
+                chunk, size = [], 2
+            chunk.append((version, entry))
+            size += len(entry) + 1
+        if chunk:
+            messages.append(self._message(task_id, chunk))
+        return messages
+
+    def _message(self, task_id: str, entries: list[tuple[int, bytes]]) -> _Message:
+        """The subject, payload and headers of one message of encoded ``entries``."""
+        first, last = entries[0][0], entries[-1][0]
         headers = {
             VERSION_HEADER: str(last),
             FIRST_VERSION_HEADER: str(first),
             _MSG_ID: f"{task_key(task_id)}:{first}:{last}",
             _EXPECTED_STREAM: self._stream,
         }
+        payload = b"[" + b",".join(entry for _, entry in entries) + b"]"
         return self._conn.names.events_subject(task_id), payload, headers
 
     async def publish(self, task_id: str, events: Events) -> None:
         """Append ``events`` (each with the version it produced, versions growing) to
-        ``task_id``'s log as one message; return once JetStream acknowledged it.
+        ``task_id``'s log, as one message when they fit in one; return once JetStream
+        acknowledged them.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time; a retry of the same
                 events is stored once.
         """
-        subject, payload, headers = self._message(task_id, events)
-        with self._conn.bounded(f"publish events of task {task_id}"):
-            ack = await self._conn.publish_acked(subject, payload, headers)
-            try:
-                acked_sequence(await ack)
-            finally:
-                ack.cancel()
+        if await self.publish_many({task_id: events}):
+            raise ClusterUnavailableError(f"NATS did not store the events of task {task_id}")
 
     async def publish_many(self, batches: Mapping[str, Events]) -> set[str]:
-        """Append each task's events as one message (as :meth:`publish`), every message in
-        flight at once, and wait for JetStream's acknowledgements, within the
-        connection's bound.
+        """Append each task's events (as :meth:`publish`), every task's message in flight
+        at once, and wait for JetStream's acknowledgements, within the connection's
+        bound. (A task whose events need several messages sends the next once the
+        previous one is acknowledged, so its log stays in order.)
 
         Returns:
-            The tasks whose message was not acknowledged (NATS away, too slow, or
-            refusing): retry each with the same events, so that one that was stored
-            after all is stored once. Never raises for a NATS failure.
+            The tasks whose events were not all acknowledged (NATS away, too slow, or
+            refusing): retry each with the same events, so that what was stored after
+            all is stored once. Never raises for a NATS failure.
         """
         conn = self._conn
+        queued = {task_id: self._messages(task_id, events) for task_id, events in batches.items()}
+        stored = {task_id for task_id, messages in queued.items() if not messages}
+        refused: set[str] = set()
         futures: dict[str, asyncio.Future[Msg]] = {}
-        acked: set[str] = set()
         try:
             with conn.bounded(f"publish events of {len(batches)} tasks"):
-                for task_id, events in batches.items():
-                    subject, payload, headers = self._message(task_id, events)
-                    futures[task_id] = await conn.publish_acked(subject, payload, headers)
-                for task_id, future in futures.items():
-                    try:
-                        acked_sequence(await future)
-                    except nats.errors.Error as exc:  # JetStream refused this one
-                        logger.warning("event log refused task %s's events: %r", task_id, exc)
-                    else:
-                        acked.add(task_id)
+                for layer in range(max(map(len, queued.values()), default=0)):
+                    futures = {}
+                    for task_id, messages in queued.items():
+                        if layer < len(messages) and task_id not in refused:
+                            futures[task_id] = await conn.publish_acked(*messages[layer])
+                    for task_id, future in futures.items():
+                        try:
+                            acked_sequence(await future)
+                        except nats.errors.Error as exc:  # JetStream refused this one
+                            logger.warning("event log refused task %s's events: %r", task_id, exc)
+                            refused.add(task_id)
+                        else:
+                            if layer == len(queued[task_id]) - 1:
+                                stored.add(task_id)
         except ClusterUnavailableError as exc:
             logger.warning("event log: %s", exc)
         finally:
             for future in futures.values():
                 future.cancel()  # a no-op once answered; else forgets the wait
-        return set(batches).difference(acked)
+        return set(batches).difference(stored)
 
     @asynccontextmanager
     async def follow(

@@ -12,7 +12,7 @@ import pytest
 from a2a_actors.cluster.event_log import EventLog, LoggedEvent, TaskFeed
 from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
+from a2a_actors.protocol.models import Message, Part, Role, StreamResponse, TaskStatusUpdateEvent
 from a2a_actors.stores import StoredTask
 
 from .helpers import connect, nats_server
@@ -206,3 +206,56 @@ async def test_a_message_that_is_not_ours_is_skipped(tmp_path: Path) -> None:
                     await conn.js.publish(subject, junk)
                 await log.publish("t", [(2, update("t", 2, S.COMPLETED))])
                 assert await collect(feed) == [2]
+
+
+def big_update(task_id: str, version: int, size: int) -> StreamResponse:
+    text = Message(message_id=f"m{version}", role=Role.AGENT, parts=(Part(text="x" * size),))
+    status = TaskStatus(state=S.WORKING, timestamp=T0, message=text)
+    return StreamResponse(
+        status_update=TaskStatusUpdateEvent(task_id=task_id, context_id="c", status=status)
+    )
+
+
+async def test_events_larger_than_one_message_are_split_in_order_and_stored_once(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(60):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as conn,
+            NatsTaskStore.open(conn) as store,
+        ):
+            log = await EventLog.open(conn)
+            await store.save(snapshot("t", 1))
+            events = [(v, big_update("t", v, 100_000)) for v in range(2, 27)]  # ~2.5 MB
+            events.append((27, update("t", 27, S.COMPLETED)))
+            assert await log.publish_many({"t": events}) == set()
+            info = await conn.js.stream_info(conn.names.events_stream)
+            assert info.state.messages == 3  # three messages of at most 1 MB
+            assert await log.publish_many({"t": events}) == set()  # retried: stored once
+            info = await conn.js.stream_info(conn.names.events_stream)
+            assert info.state.messages == 3
+            async with log.follow("t", store) as feed:
+                assert await collect(feed) == list(range(2, 28))
+
+
+async def test_an_event_larger_than_any_message_is_left_out_and_the_rest_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with anyio.fail_after(60):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as conn,
+            NatsTaskStore.open(conn) as store,
+        ):
+            log = await EventLog.open(conn)
+            await store.save(snapshot("t", 1))
+            events = [
+                (2, update("t", 2)),
+                (3, big_update("t", 3, 2_000_000)),
+                (4, update("t", 4, S.COMPLETED)),
+            ]
+            assert await log.publish_many({"t": events}) == set()  # not retried forever
+            assert "larger than a NATS message" in caplog.text
+            async with log.follow("t", store) as feed:
+                assert await collect(feed) == [2, 4]
