@@ -20,7 +20,8 @@ wiring into a served node —
 * :func:`~.retention.evict` (:mod:`.retention`): retention passes over the cluster;
 * :class:`ClusterNode` (:mod:`.node`): one node's parts composed, settling lost nodes;
 * :mod:`.member`: a served node's wiring into the runtime's environment seam (what
-  ``serve`` with ``ServerConfig.cluster`` uses: ``join``, ``ClusterMember``).
+  ``serve`` with ``ServerConfig.cluster`` uses: ``join``, ``ClusterMember``), with
+  :mod:`.publisher`, the owner's events on their way to the event log.
 
 Importing this package does not import nats-py; its names are loaded on first use (and
 need the ``cluster`` extra: ``pip install 'a2a-actors[cluster]'``), except the errors,

@@ -18,9 +18,9 @@ whose :meth:`~ClusterMember.supervisor_options` are the Supervisor's keyword arg
   new task's first write (its creation, at the handler's first change as on a single
   server). A node that knows NATS is away takes no new task:
   :meth:`NodeRemote.check_available` answers the request busy before anything runs;
-* ``observers``: :class:`EventLogPublisher`, which appends every event the owner
-  publishes to the event log, in order, from one task per node (observers must not
-  block);
+* ``observers``: :class:`~a2a_actors.cluster.publisher.EventLogPublisher`, which
+  appends every event the owner publishes to the event log, in order, from one task per
+  node (observers must not block);
 * ``remote``: :class:`NodeRemote`, the runtime's
   :class:`~a2a_actors.runtime.environment.RemoteTasks`: the node holding a task runs
   it; cancel and input go to that node's inbox; a subscription follows the event log.
@@ -37,7 +37,6 @@ import logging
 import os
 import re
 import socket
-from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -53,17 +52,17 @@ from ..runtime.fanout import Fanout, Subscription
 from ..runtime.supervisor import Supervisor
 from ..stores.base import StoredTask, TaskPage, TaskQuery
 from .errors import ClusterUnavailableError
-from .event_log import EventLog, TaskFeed
+from .event_log import TaskFeed
 from .inbox import CancelCommand, InputCommand
 from .node import ClusterNode
 from .owner import SupervisorInbox
+from .publisher import EventLogPublisher
 from .push_configs import NatsPushConfigStore
 from .retention import run_retention
 from .task_store import NatsTaskStore
 
 __all__ = (
     "ClusterMember",
-    "EventLogPublisher",
     "HeldTaskStore",
     "NodeRemote",
     "default_node_id",
@@ -152,107 +151,6 @@ class HeldTaskStore:
     async def delete(self, task_id: str) -> None:
         """As :meth:`NatsTaskStore.delete`."""
         await self._store.delete(task_id)
-
-
-class EventLogPublisher:
-    """An event observer that appends each event to the cluster's event log, in order.
-
-    ``task_event`` only queues; :meth:`run` publishes in rounds: a round takes every
-    queued event (at most ``max_round`` tasks' worth), one message per task, all in flight
-    at once, and ends when JetStream acknowledged each; a message that was not is retried
-    unchanged (so its ``Nats-Msg-Id`` deduplicates it) until it is, while NATS is away:
-    no event is skipped, a gap would stall every remote subscriber. A task has at most
-    one message in flight, so its events reach the log in order; under load a round
-    carries many tasks and each task's events of a whole round trip in one message.
-
-    Args:
-        log: The cluster's event log.
-        retry_s: Seconds between two tries of a round's unacknowledged messages.
-        max_round: Tasks published in one round at most (the rest wait for the next).
-    """
-
-    def __init__(self, log: EventLog, *, retry_s: float = 0.2, max_round: int = 1024) -> None:
-        self._log = log
-        self._queue: deque[tuple[str, int, StreamResponse]] = deque()
-        self._in_flight = 0
-        self._wake = anyio.Event()
-        self._idle = anyio.Event()
-        self._idle.set()
-        self._retry_s = retry_s
-        self._max_round = max_round
-
-    def task_event(
-        self,
-        task_id: str,
-        owner: str | None,
-        event: StreamResponse,
-        *,
-        terminal: bool,
-        version: int = 0,
-    ) -> None:
-        """Queue one published event (never blocks).
-
-        Not logged: a provisional task's reply (never stored) and a task's Task snapshot
-        (its creation: a follower starts from the stored snapshot, and a resumed stream
-        from the events after a version it saw, never before the first change)."""
-        if event.message is not None or event.task is not None:
-            return
-        self._queue.append((task_id, version, event))
-        if self._idle.is_set():
-            self._idle = anyio.Event()
-        self._wake.set()
-
-    @property
-    def pending(self) -> int:
-        """Events queued or in flight, not yet acknowledged by the log."""
-        return len(self._queue) + self._in_flight
-
-    async def wait_idle(self) -> None:
-        """Wait until every queued event is in the log."""
-        await self._idle.wait()
-
-    async def run(
-        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
-        """Publish queued events until cancelled."""
-        task_status.started()
-        while True:
-            if not self._queue:
-                self._idle.set()
-                await self._wake.wait()
-                self._wake = anyio.Event()
-                continue
-            await self._publish(self._take())
-
-    def _take(self) -> dict[str, list[tuple[int, StreamResponse]]]:
-        """The next round: the queued events of at most ``max_round`` tasks, grouped by
-        task, each task's in order; other tasks' events stay queued, in order."""
-        batches: dict[str, list[tuple[int, StreamResponse]]] = {}
-        left: deque[tuple[str, int, StreamResponse]] = deque()
-        for item in self._queue:
-            task_id, version, event = item
-            batch = batches.get(task_id)
-            if batch is None:
-                if len(batches) == self._max_round:
-                    left.append(item)
-                    continue
-                batch = batches[task_id] = []
-            batch.append((version, event))
-        self._queue = left
-        self._in_flight = sum(len(batch) for batch in batches.values())
-        return batches
-
-    async def _publish(self, batches: dict[str, list[tuple[int, StreamResponse]]]) -> None:
-        """Publish a round, retrying its unacknowledged messages unchanged."""
-        while True:
-            failed = await self._log.publish_many(batches)
-            if not failed:
-                self._in_flight = 0
-                return
-            batches = {task_id: batches[task_id] for task_id in failed}
-            self._in_flight = sum(len(batch) for batch in batches.values())
-            logger.warning("event log unavailable; retrying %d tasks' events", len(batches))
-            await anyio.sleep(self._retry_s)
 
 
 class NodeRemote:

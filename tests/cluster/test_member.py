@@ -11,7 +11,8 @@ import anyio
 import pytest
 
 from a2a_actors.cluster.event_log import EventLog
-from a2a_actors.cluster.member import EventLogPublisher, HeldTaskStore
+from a2a_actors.cluster.member import HeldTaskStore
+from a2a_actors.cluster.publisher import EventLogPublisher
 from a2a_actors.cluster.settling import settle_lost_node
 from a2a_actors.cluster.task_store import Holder, NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
