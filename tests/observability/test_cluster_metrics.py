@@ -21,7 +21,7 @@ from a2a_actors.server import ClusterOptions, MetricsOptions, ServerConfig, serv
 from ..cluster.agents import agent
 from ..cluster.helpers import nats_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.serial]  # timed by leases and TTLs
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ from a2a_actors.protocol.card import AgentCard
 from tests.cluster.helpers import nats_server
 from tests.registry.helpers import reverser, served, upper
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.serial]  # timed by leases and TTLs
 
 ROOT = Path(__file__).resolve().parents[2]
 TTL = 1.5

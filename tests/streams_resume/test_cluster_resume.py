@@ -20,7 +20,7 @@ from a2a_actors.server import ClusterOptions, ServerConfig, serve
 from ..cluster.helpers import nats_server
 from .agents import Chunks
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.serial]  # timed by leases and TTLs
 
 TIMEOUT = 30.0
 
