@@ -40,7 +40,7 @@ from typing import TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 from nats.aio.msg import Msg
-from nats.js.api import ConsumerConfig, DeliverPolicy, KeyValueConfig, StorageType
+from nats.js.api import ConsumerConfig, DeliverPolicy, Header, KeyValueConfig, StorageType
 from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, BucketNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
@@ -50,7 +50,6 @@ from .connection import ClusterConnection, acked_sequence, close_subscription
 __all__ = ("FollowedBucket", "KVChange", "follow_keys", "stream_sequence")
 
 _KV_OP = "KV-Operation"
-_EXPECTED_LAST = "Nats-Expected-Last-Subject-Sequence"
 #: JetStream's "wrong last sequence" error codes (a conditional write that lost).
 _WRONG_LAST = frozenset({10071, 10164})
 _MARKER = "Nats-Marker-Reason"
@@ -180,7 +179,7 @@ class FollowedBucket:
                 was written.
             nats.errors.Error: NATS failed or refused the write.
         """
-        headers = {_EXPECTED_LAST: str(last)}
+        headers = {Header.EXPECTED_LAST_SUBJECT_SEQUENCE.value: str(last)}
         ack = await self._conn.publish_acked(self.subject(key), value, headers)
         try:
             return acked_sequence(await ack)

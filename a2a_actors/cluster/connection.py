@@ -49,6 +49,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js import JetStreamContext
+from nats.js.api import Header
 from nats.js.errors import APIError
 
 from .errors import ClusterUnavailableError
@@ -57,6 +58,8 @@ from .names import ClusterNames
 __all__ = ("ClusterConnection", "ConnectionStatistics", "acked_sequence", "close_subscription")
 
 logger = logging.getLogger("a2a_actors.cluster")
+#: The status of a reply NATS sends when no subscriber (here: no stream) took a message.
+_NO_RESPONDERS = "503"
 
 
 class _ApiError(msgspec.Struct):
@@ -80,7 +83,7 @@ def acked_sequence(reply: Msg) -> int:
         nats.js.errors.APIError: JetStream refused the write (its ``err_code`` says why),
             or no stream took the subject (``code`` 503).
     """
-    if reply.headers and reply.headers.get("Status") == "503":
+    if reply.headers and reply.headers.get(Header.STATUS.value) == _NO_RESPONDERS:
         raise APIError(code=503, description="no stream took the subject")
     try:
         ack = _PUB_ACK.decode(reply.data)

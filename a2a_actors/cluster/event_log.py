@@ -53,7 +53,7 @@ import msgspec
 import nats.errors
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from nats.aio.msg import Msg
-from nats.js.api import DeliverPolicy, StorageType, StreamConfig
+from nats.js.api import DeliverPolicy, Header, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from ..protocol import codec
@@ -77,8 +77,6 @@ __all__ = (
 VERSION_HEADER = "A2A-Task-Version"
 #: The version of a message's first event.
 FIRST_VERSION_HEADER = "A2A-Task-First-Version"
-_MSG_ID = "Nats-Msg-Id"
-_EXPECTED_STREAM = "Nats-Expected-Stream"
 logger = logging.getLogger("a2a_actors.cluster")
 #: Bytes of a message's payload left for its headers and framing.
 _HEADROOM = 4096
@@ -230,8 +228,8 @@ class EventLog:
         headers = {
             VERSION_HEADER: str(last),
             FIRST_VERSION_HEADER: str(first),
-            _MSG_ID: f"{task_key(task_id)}:{first}:{last}",
-            _EXPECTED_STREAM: self._stream,
+            Header.MSG_ID.value: f"{task_key(task_id)}:{first}:{last}",
+            Header.EXPECTED_STREAM.value: self._stream,
         }
         payload = b"[" + b",".join(entry for _, entry in entries) + b"]"
         return self._conn.names.events_subject(task_id), payload, headers
