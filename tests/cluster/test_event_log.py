@@ -3,12 +3,17 @@ event in order, no gap, no duplicate, across a restart of NATS."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 
+from a2a_actors.cluster import NatsServer
+from a2a_actors.cluster.connection import ClusterConnection
 from a2a_actors.cluster.event_log import EventLog, LoggedEvent, TaskFeed
 from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
@@ -48,6 +53,27 @@ class Owner:
 
 async def collect(feed: TaskFeed) -> list[int]:
     return [logged.version async for logged in feed]
+
+
+@dataclasses.dataclass
+class Node:
+    """A nats-server, one connection to it, the task store and the event log over it."""
+
+    server: NatsServer
+    conn: ClusterConnection
+    store: NatsTaskStore
+    log: EventLog
+
+
+@asynccontextmanager
+async def one_node(tmp_path: Path, *, timeout: float = 2.0) -> AsyncIterator[Node]:
+    """A :class:`Node` for the block (``timeout``: the connection's bound)."""
+    async with (
+        nats_server(tmp_path) as server,
+        connect(server, timeout=timeout) as conn,
+        NatsTaskStore.open(conn) as store,
+    ):
+        yield Node(server, conn, store, await EventLog.open(conn))
 
 
 async def test_a_late_subscriber_gets_the_snapshot_then_only_later_events(tmp_path: Path) -> None:
@@ -109,24 +135,19 @@ async def test_subscribers_racing_a_busy_owner_see_no_gap_and_no_duplicate(
 
 async def test_a_retried_publish_is_stored_once(tmp_path: Path) -> None:
     with anyio.fail_after(30):
-        async with (
-            nats_server(tmp_path) as server,
-            connect(server) as conn,
-            NatsTaskStore.open(conn) as store,
-        ):
-            log = await EventLog.open(conn)
-            await store.save(snapshot("t", 1))
+        async with one_node(tmp_path) as node:
+            await node.store.save(snapshot("t", 1))
             events = [(2, update("t", 2)), (3, update("t", 3)), (5, update("t", 5, S.FAILED))]
-            await log.publish("t", events)
-            await log.publish("t", events)  # the acknowledgement was lost: sent again
-            info = await conn.js.stream_info(conn.names.events_stream)
+            await node.log.publish("t", events)
+            await node.log.publish("t", events)  # the acknowledgement was lost: sent again
+            info = await node.conn.js.stream_info(node.conn.names.events_stream)
             assert info.state.messages == 1  # the three events are one message, stored once
-            assert await log.first_version("t") == 2
-            assert await log.last_version("t") == 5
-            async with log.follow("t", store) as feed:
+            assert await node.log.first_version("t") == 2
+            assert await node.log.last_version("t") == 5
+            async with node.log.follow("t", node.store) as feed:
                 assert await collect(feed) == [2, 3, 5]  # each once, in order
-            await log.forget("t")
-            info = await conn.js.stream_info(conn.names.events_stream)
+            await node.log.forget("t")
+            info = await node.conn.js.stream_info(node.conn.names.events_stream)
             assert info.state.messages == 0
 
 
@@ -159,52 +180,42 @@ async def test_publish_many_logs_each_task_as_one_message_and_says_what_failed(
     tmp_path: Path,
 ) -> None:
     with anyio.fail_after(60):
-        async with (
-            nats_server(tmp_path) as server,
-            connect(server, timeout=1.0) as conn,
-            NatsTaskStore.open(conn) as store,
-        ):
-            log = await EventLog.open(conn)
+        async with one_node(tmp_path, timeout=1.0) as node:
             tasks = [f"t{n}" for n in range(20)]
             for task_id in tasks:
-                await store.save(snapshot(task_id, 1))
+                await node.store.save(snapshot(task_id, 1))
             batches = {
                 task_id: [(2, update(task_id, 2)), (3, update(task_id, 3, S.COMPLETED))]
                 for task_id in tasks
             }
-            assert await log.publish_many(batches) == set()
-            info = await conn.js.stream_info(conn.names.events_stream)
+            assert await node.log.publish_many(batches) == set()
+            info = await node.conn.js.stream_info(node.conn.names.events_stream)
             assert info.state.messages == 20
             for task_id in tasks:
-                async with log.follow(task_id, store) as feed:
+                async with node.log.follow(task_id, node.store) as feed:
                     assert await collect(feed) == [2, 3]
             # NATS away: nothing raises, every task is named for a retry, within the bound
-            await server.stop()
+            await node.server.stop()
             more = {task_id: [(4, update(task_id, 4))] for task_id in tasks[:3]}
             with anyio.fail_after(5):
-                assert await log.publish_many(more) == set(more)
-            await server.start()
-            await conn.wait_connected()
-            assert await log.publish_many(more) == set()
-            assert await log.publish_many(more) == set()  # a retry after all: stored once
-            info = await conn.js.stream_info(conn.names.events_stream)
+                assert await node.log.publish_many(more) == set(more)
+            await node.server.start()
+            await node.conn.wait_connected()
+            assert await node.log.publish_many(more) == set()
+            assert await node.log.publish_many(more) == set()  # a retry after all: stored once
+            info = await node.conn.js.stream_info(node.conn.names.events_stream)
             assert info.state.messages == 23
 
 
 async def test_a_message_that_is_not_ours_is_skipped(tmp_path: Path) -> None:
     with anyio.fail_after(30):
-        async with (
-            nats_server(tmp_path) as server,
-            connect(server) as conn,
-            NatsTaskStore.open(conn) as store,
-        ):
-            log = await EventLog.open(conn)
-            await store.save(snapshot("t", 1))
-            async with log.follow("t", store) as feed:
-                subject = conn.names.events_subject("t")
+        async with one_node(tmp_path) as node:
+            await node.store.save(snapshot("t", 1))
+            async with node.log.follow("t", node.store) as feed:
+                subject = node.conn.names.events_subject("t")
                 for junk in (b"not json", b'{"version": 2}', b'[[2, {"nope": 1}]]'):
-                    await conn.js.publish(subject, junk)
-                await log.publish("t", [(2, update("t", 2, S.COMPLETED))])
+                    await node.conn.js.publish(subject, junk)
+                await node.log.publish("t", [(2, update("t", 2, S.COMPLETED))])
                 assert await collect(feed) == [2]
 
 
@@ -220,22 +231,17 @@ async def test_events_larger_than_one_message_are_split_in_order_and_stored_once
     tmp_path: Path,
 ) -> None:
     with anyio.fail_after(60):
-        async with (
-            nats_server(tmp_path) as server,
-            connect(server) as conn,
-            NatsTaskStore.open(conn) as store,
-        ):
-            log = await EventLog.open(conn)
-            await store.save(snapshot("t", 1))
+        async with one_node(tmp_path) as node:
+            await node.store.save(snapshot("t", 1))
             events = [(v, big_update("t", v, 100_000)) for v in range(2, 27)]  # ~2.5 MB
             events.append((27, update("t", 27, S.COMPLETED)))
-            assert await log.publish_many({"t": events}) == set()
-            info = await conn.js.stream_info(conn.names.events_stream)
+            assert await node.log.publish_many({"t": events}) == set()
+            info = await node.conn.js.stream_info(node.conn.names.events_stream)
             assert info.state.messages == 3  # three messages of at most 1 MB
-            assert await log.publish_many({"t": events}) == set()  # retried: stored once
-            info = await conn.js.stream_info(conn.names.events_stream)
+            assert await node.log.publish_many({"t": events}) == set()  # retried: stored once
+            info = await node.conn.js.stream_info(node.conn.names.events_stream)
             assert info.state.messages == 3
-            async with log.follow("t", store) as feed:
+            async with node.log.follow("t", node.store) as feed:
                 assert await collect(feed) == list(range(2, 28))
 
 
@@ -243,19 +249,14 @@ async def test_an_event_larger_than_any_message_is_left_out_and_the_rest_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with anyio.fail_after(60):
-        async with (
-            nats_server(tmp_path) as server,
-            connect(server) as conn,
-            NatsTaskStore.open(conn) as store,
-        ):
-            log = await EventLog.open(conn)
-            await store.save(snapshot("t", 1))
+        async with one_node(tmp_path) as node:
+            await node.store.save(snapshot("t", 1))
             events = [
                 (2, update("t", 2)),
                 (3, big_update("t", 3, 2_000_000)),
                 (4, update("t", 4, S.COMPLETED)),
             ]
-            assert await log.publish_many({"t": events}) == set()  # not retried forever
+            assert await node.log.publish_many({"t": events}) == set()  # not retried forever
             assert "larger than a NATS message" in caplog.text
-            async with log.follow("t", store) as feed:
+            async with node.log.follow("t", node.store) as feed:
                 assert await collect(feed) == [2, 4]
