@@ -6,7 +6,10 @@ their PIDs (SIGTERM, then SIGKILL): a nats-server with JetStream in a temporary 
 (:class:`~a2a_actors.cluster.NatsServer`, from the ``cluster`` extra), and the nodes,
 ``a2a-actors serve examples.echo:agent``:
 
-* ``embedded``: one process, no ``--cluster``, no NATS (the reference);
+* ``embedded``: one process, no ``--cluster``, no NATS (the reference); with N > 1
+  nodes, N such processes sharing one port (``benchmarks/servers/reuseport.py``), each
+  with its own tasks: not a product setup (they share nothing), but what N processes
+  cost per task on this machine;
 * ``cluster`` with 1 node: ``--cluster URL``; with N > 1 nodes: ``--workers N --cluster
   URL`` (N node processes sharing one port, the kernel spreading connections over them).
 
@@ -17,7 +20,10 @@ keep-alive connections. **CPU per task** is the user+system CPU time (``/proc/PI
 of every node process *and* the nats-server, sampled during the window, divided by the
 tasks completed in it: ``cpu_us_per_task`` (all of it) and ``nats_cpu_us_per_task`` (the
 nats-server's share). ``cluster.cpu-ratio`` divides a cluster point's by the embedded
-one's (target for ``send``: at most 2).
+one's (``versus``: ``embedded``, the one process; target for ``send``: at most 2) and, as
+context with no target, by the embedded point with as many processes (``versus``:
+``embedded-same-nodes``): on a machine with fewer cores than processes, N processes cost
+more per task than one whatever they run, and that ratio leaves this out.
 
 Latencies (``--samples`` each), between two nodes ``a`` and ``b`` (``--cluster``, their
 own ports) serving ``benchmarks/servers/cluster_agent.py``, over keep-alive clients:
@@ -54,6 +60,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -79,6 +86,7 @@ from a2a_actors.protocol import Task, TaskState
 
 ECHO = "examples.echo:agent"
 LATENCY_AGENT = "benchmarks.servers.cluster_agent:agent"
+REUSEPORT = REPO / "benchmarks" / "servers" / "reuseport.py"
 TEXT = "hello from bench_cluster"
 #: The targets of issue 18.
 CPU_RATIO_TARGET = 2.0
@@ -115,6 +123,14 @@ def nats_server() -> Iterator[NatsServer]:
 def serve(agent: str, *args: str) -> Iterator[tuple[str, list[int]]]:
     """``a2a-actors serve AGENT ARGS``: its URL and the PIDs of its processes."""
     command = [sys.executable, "-m", "a2a_actors.cli", "serve", agent, "--port", "0", *args]
+    with started(command) as (url, said, process):
+        yield url, [process.pid, *(int(pid) for pid in _WORKER_PID.findall(said))]
+
+
+@contextmanager
+def started(command: list[str]) -> Iterator[tuple[str, str, subprocess.Popen[bytes]]]:
+    """Run ``command`` until the block ends: its URL (first stdout line that is one), its
+    stderr so far and the process; stopped by its PID on leaving."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
@@ -126,7 +142,7 @@ def serve(agent: str, *args: str) -> Iterator[tuple[str, list[int]]]:
             said = log.read().decode(errors="replace")
             if url is None:
                 raise RuntimeError(f"{' '.join(command)} did not start:\n{said[-2000:]}")
-            yield url, [process.pid, *(int(pid) for pid in _WORKER_PID.findall(said))]
+            yield url, said, process
         finally:
             stop_process(process, timeout=40.0)
             assert process.stdout is not None
@@ -136,14 +152,28 @@ def serve(agent: str, *args: str) -> Iterator[tuple[str, list[int]]]:
 @contextmanager
 def nodes(setup: str, count: int) -> Iterator[Nodes]:
     """``count`` nodes of the echo agent: embedded (no NATS) or a cluster."""
-    if setup == "embedded":
+    if setup == "embedded" and count == 1:
         with serve(ECHO) as (url, pids):
             yield Nodes(url, pids, None)
+        return
+    if setup == "embedded":
+        port = _free_port()
+        command = [sys.executable, str(REUSEPORT), ECHO, str(port)]
+        with ExitStack() as stack:
+            urls = [stack.enter_context(started(command)) for _ in range(count)]
+            yield Nodes(urls[0][0], [process.pid for _, _, process in urls], None)
         return
     with nats_server() as server:
         extra = ("--workers", str(count)) if count > 1 else ()
         with serve(ECHO, "--cluster", server.url, "--node-id", "n", *extra) as (url, pids):
             yield Nodes(url, pids, server.pid)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 # --------------------------------------------------------------------------- throughput
@@ -230,32 +260,44 @@ def measure_point(
 
 
 def cpu_ratios(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each cluster point's CPU per task over the embedded one's, per workload."""
+    """Each cluster point's CPU per task over the one-process embedded point's (the
+    target), then over the embedded point with as many processes, if measured."""
     ratios = []
-    for point in results:
-        if point["setup"] != "cluster":
-            continue
-        base = next(
-            r for r in results if r["setup"] == "embedded" and r["workload"] == point["workload"]
-        )
-        if not point["cpu_us_per_task"] or not base["cpu_us_per_task"]:
-            continue
-        ratio = point["cpu_us_per_task"] / base["cpu_us_per_task"]
-        target = CPU_RATIO_TARGET if point["workload"] == "send" else None
-        ratios.append(
-            {
-                "name": "cluster.cpu-ratio",
-                "workload": point["workload"],
-                "nodes": point["nodes"],
-                "setup": "cluster",
-                "versus": "embedded",
-                "metric": "cpu_us_per_task",
-                "ratio": ratio,
-                "target": target,
-                "met": None if target is None else ratio <= target,
-                "versions": point["versions"],
-            }
-        )
+    for versus in ("embedded", "embedded-same-nodes"):
+        for point in results:
+            if point["setup"] != "cluster":
+                continue
+            nodes = 1 if versus == "embedded" else point["nodes"]
+            base = next(
+                (
+                    r
+                    for r in results
+                    if r["setup"] == "embedded"
+                    and r["workload"] == point["workload"]
+                    and r["nodes"] == nodes
+                ),
+                None,
+            )
+            if base is None or not point["cpu_us_per_task"] or not base["cpu_us_per_task"]:
+                continue
+            ratio = point["cpu_us_per_task"] / base["cpu_us_per_task"]
+            target = CPU_RATIO_TARGET if point["workload"] == "send" else None
+            if versus != "embedded":
+                target = None
+            ratios.append(
+                {
+                    "name": "cluster.cpu-ratio",
+                    "workload": point["workload"],
+                    "nodes": point["nodes"],
+                    "setup": "cluster",
+                    "versus": versus,
+                    "metric": "cpu_us_per_task",
+                    "ratio": ratio,
+                    "target": target,
+                    "met": None if target is None else ratio <= target,
+                    "versions": point["versions"],
+                }
+            )
     return ratios
 
 
@@ -371,7 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     results: list[dict[str, Any]] = []
     for workload in workloads:
-        points = [("embedded", 1)] + [("cluster", n) for n in counts]
+        points = [("embedded", 1)] + [("embedded", n) for n in counts if n > 1]
+        points += [("cluster", n) for n in counts]
         for setup, count in points:
             result = measure_point(setup, count, workload, args, processes)
             results.append(result)

@@ -251,7 +251,7 @@ def test_bench_cluster_quick_json() -> None:
     assert {(r["name"], r["setup"], r["nodes"]) for r in points} == {
         (f"cluster.{workload}", setup, nodes)
         for workload in ("send", "stream")
-        for setup, nodes in (("embedded", 1), ("cluster", 2))
+        for setup, nodes in (("embedded", 1), ("embedded", 2), ("cluster", 2))
     }
     for point in points:
         assert point.keys() >= CLUSTER_POINT_KEYS, CLUSTER_POINT_KEYS - point.keys()
@@ -259,9 +259,13 @@ def test_bench_cluster_quick_json() -> None:
         assert point["cpu_us_per_task"] > 0, point  # sampled from /proc on Linux
         assert (point["nats_cpu_us_per_task"] > 0) == (point["setup"] == "cluster"), point
     ratios = [r for r in results if r["name"] == "cluster.cpu-ratio"]
-    assert {(r["workload"], r["nodes"]) for r in ratios} == {(w, 2) for w in ("send", "stream")}
+    assert {(r["workload"], r["nodes"], r["versus"]) for r in ratios} == {
+        (w, 2, versus) for w in ("send", "stream") for versus in ("embedded", "embedded-same-nodes")
+    }
     assert all(r["ratio"] > 0 for r in ratios)
-    assert all(r["target"] == 2.0 for r in ratios if r["workload"] == "send")
+    for ratio in ratios:  # the target is against the one embedded process only
+        wanted = 2.0 if (ratio["workload"], ratio["versus"]) == ("send", "embedded") else None
+        assert ratio["target"] == wanted, ratio
     latencies = [r for r in results if r["name"].startswith("cluster.") and "node-" in r["name"]]
     assert {r["name"] for r in latencies} == {
         f"cluster.{where}-node-{kind}"
