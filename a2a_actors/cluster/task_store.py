@@ -289,11 +289,6 @@ class NatsTaskStore:
             # over a marker and refuses a live value.
             return await bucket.kv.create(key, data)
 
-    def knows(self, task_id: str) -> bool:
-        """Whether this store has seen ``task_id`` stored (written or followed it): its
-        next :meth:`commit` is an update of a task that exists, not the task's creation."""
-        return task_id in self._known or task_id in self._undecoded
-
     def seen_entry(self, task_id: str) -> Entry | None:
         """The newest entry of ``task_id`` this store has read, written or followed, without
         I/O: as fresh as that (None: never seen)."""

@@ -1,15 +1,19 @@
-"""What the cluster tests share: a real nats-server and connections to it."""
+"""What the cluster tests share: a real nats-server, connections to it, and one node's
+task store and event log over one connection."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from a2a_actors.cluster import NatsServer
 from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.event_log import EventLog
+from a2a_actors.cluster.task_store import Holder, NatsTaskStore
 
-__all__ = ("connect", "nats_server")
+__all__ = ("Node", "connect", "nats_server", "one_node")
 
 
 @asynccontextmanager
@@ -29,3 +33,27 @@ async def connect(
         [server.url], cluster=cluster, name=name, timeout=timeout, reconnect_wait=0.1
     ) as conn:
         yield conn
+
+
+@dataclasses.dataclass
+class Node:
+    """A nats-server, one connection to it, the task store and the event log over it."""
+
+    server: NatsServer
+    conn: ClusterConnection
+    store: NatsTaskStore
+    log: EventLog
+
+
+@asynccontextmanager
+async def one_node(
+    tmp_path: Path, *, timeout: float = 2.0, holder: Holder | None = None
+) -> AsyncIterator[Node]:
+    """A :class:`Node` for the block (``timeout``: the connection's bound; ``holder``: the
+    store's)."""
+    async with (
+        nats_server(tmp_path) as server,
+        connect(server, timeout=timeout) as conn,
+        NatsTaskStore.open(conn, holder=holder) as store,
+    ):
+        yield Node(server, conn, store, await EventLog.open(conn))

@@ -3,24 +3,19 @@ event in order, no gap, no duplicate, across a restart of NATS."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 
-from a2a_actors.cluster import NatsServer
-from a2a_actors.cluster.connection import ClusterConnection
 from a2a_actors.cluster.event_log import EventLog, LoggedEvent, TaskFeed
 from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
 from a2a_actors.protocol.models import Message, Part, Role, StreamResponse, TaskStatusUpdateEvent
 from a2a_actors.stores import StoredTask
 
-from .helpers import connect, nats_server
+from .helpers import connect, nats_server, one_node
 
 pytestmark = pytest.mark.anyio
 
@@ -53,27 +48,6 @@ class Owner:
 
 async def collect(feed: TaskFeed) -> list[int]:
     return [logged.version async for logged in feed]
-
-
-@dataclasses.dataclass
-class Node:
-    """A nats-server, one connection to it, the task store and the event log over it."""
-
-    server: NatsServer
-    conn: ClusterConnection
-    store: NatsTaskStore
-    log: EventLog
-
-
-@asynccontextmanager
-async def one_node(tmp_path: Path, *, timeout: float = 2.0) -> AsyncIterator[Node]:
-    """A :class:`Node` for the block (``timeout``: the connection's bound)."""
-    async with (
-        nats_server(tmp_path) as server,
-        connect(server, timeout=timeout) as conn,
-        NatsTaskStore.open(conn) as store,
-    ):
-        yield Node(server, conn, store, await EventLog.open(conn))
 
 
 async def test_a_late_subscriber_gets_the_snapshot_then_only_later_events(tmp_path: Path) -> None:

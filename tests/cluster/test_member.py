@@ -10,7 +10,6 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.cluster.event_log import EventLog
 from a2a_actors.cluster.member import HeldTaskStore
 from a2a_actors.cluster.publisher import EventLogPublisher
 from a2a_actors.cluster.settling import settle_lost_node
@@ -20,7 +19,7 @@ from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
 from a2a_actors.runtime.environment import WriteLostError
 from a2a_actors.stores import StoredTask
 
-from .helpers import connect, nats_server
+from .helpers import connect, nats_server, one_node
 
 pytestmark = pytest.mark.anyio
 
@@ -87,12 +86,8 @@ async def test_the_publisher_logs_every_event_in_order_across_a_nats_restart(
     tmp_path: Path,
 ) -> None:
     with anyio.fail_after(60):
-        async with (
-            nats_server(tmp_path) as server,
-            connect(server) as conn,
-            NatsTaskStore.open(conn, holder=Holder("a", 1)) as store,
-        ):
-            log = await EventLog.open(conn)
+        async with one_node(tmp_path, holder=Holder("a", 1)) as node:
+            server, store, log = node.server, node.store, node.log
             publisher = EventLogPublisher(log, retry_s=0.05)
             async with anyio.create_task_group() as tg:
                 await tg.start(publisher.run)
@@ -120,12 +115,8 @@ async def test_the_publisher_sends_a_round_as_one_message_per_task_in_order(
     tmp_path: Path,
 ) -> None:
     with anyio.fail_after(60):
-        async with (
-            nats_server(tmp_path) as server,
-            connect(server) as conn,
-            NatsTaskStore.open(conn, holder=Holder("a", 1)) as store,
-        ):
-            log = await EventLog.open(conn)
+        async with one_node(tmp_path, holder=Holder("a", 1)) as node:
+            conn, store, log = node.conn, node.store, node.log
             publisher = EventLogPublisher(log, max_round=30)
             tasks = [f"t{n}" for n in range(40)]
             for n in range(1, 4):  # interleaved, as concurrent tasks queue them
