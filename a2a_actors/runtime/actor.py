@@ -449,8 +449,8 @@ class TaskActor:
         publication = self.publication
         try:
             message, artifacts = interpret(result)
-            for artifact in artifacts:
-                await publication.emit_artifact(artifact, checkpoint=False)
+            for artifact in artifacts:  # stored once, with the completion
+                await publication.emit_artifact(artifact, checkpoint=False, flush=False)
             await publication.emit_status(_S.COMPLETED, message=message, checkpoint=False)
         except A2AError as exc:
             await self._finish_error(exc)

@@ -277,10 +277,14 @@ class Publication:
         last_chunk: bool = False,
         metadata: dict[str, Any] | None = None,
         checkpoint: bool = True,
+        flush: bool = True,
     ) -> None:
         """Add an artifact (or a chunk of one), then store and publish it.
 
         Ends with a checkpoint unless ``checkpoint`` is false (see :meth:`emit_status`).
+        Without ``flush`` the change is only queued, for the next flush to store and
+        publish with whatever follows it (the runtime's own run of changes that nothing
+        can observe in between: a handler's returned artifacts, then its completion).
 
         Raises:
             IllegalTransitionError: The machine refused; nothing changed.
@@ -293,7 +297,8 @@ class Publication:
         if pre is not None:
             self._stage_commit(*pre)
         self._queue((machine.version, StreamResponse(artifact_update=event), False))
-        await self.flush()
+        if flush:
+            await self.flush()
         if checkpoint:
             await anyio.lowlevel.checkpoint()
 

@@ -300,6 +300,49 @@ async def test_delegation_goes_through_the_configured_delegator() -> None:
             assert status_text(as_task(await InProcessClient(sup).send_message("x"))) == "checked"
 
 
+class CountingStore(MemoryTaskStore):
+    """A memory store that records the state of every record it is asked to save."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saved: list[TaskState] = []
+
+    async def save(self, record: StoredTask) -> None:
+        self.saved.append(record.task.status.state)
+        await super().save(record)
+
+
+async def test_returned_artifacts_are_stored_once_with_the_completion() -> None:
+    with anyio.fail_after(5):
+
+        async def agent(ctx: TaskContext) -> list[Artifact]:
+            return [
+                Artifact(artifact_id=name, parts=(Part(text=f"{name} {ctx.text}"),))
+                for name in ("first", "second")
+            ]
+
+        store = CountingStore()
+        async with Supervisor(agent, store=store) as sup:
+            client = InProcessClient(sup)
+            task = as_task(await client.send_message("x"))
+            assert task.status.state is TaskState.COMPLETED
+            assert [a.artifact_id for a in task.artifacts] == ["first", "second"]
+            assert store.saved == [TaskState.COMPLETED]  # one write for three changes
+            async with client.stream("y") as events:
+                streamed = [e async for e in events]
+            # Subscribers still get every change, in order, after the one write.
+            assert [kind(e) for e in streamed] == ["task", "first", "second", "COMPLETED"]
+            assert store.saved == [TaskState.COMPLETED, TaskState.COMPLETED]
+
+
+def kind(event: StreamResponse) -> str:
+    if event.artifact_update is not None:
+        return event.artifact_update.artifact.artifact_id
+    if event.status_update is not None:
+        return event.status_update.status.state.name
+    return "task" if event.task is not None else "message"
+
+
 # --- robustness -------------------------------------------------------------------------
 
 
