@@ -183,6 +183,7 @@ class AgentDirectory:
         card: AgentCard,
         url: str,
         *,
+        withdraw: bool = True,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         """Register ``card`` at ``url`` and keep it registered until cancelled, then
@@ -190,6 +191,10 @@ class AgentDirectory:
 
         A rewrite that fails (NATS away) is retried every twentieth of the TTL; the entry
         may expire meanwhile and comes back with the next successful write.
+
+        Without ``withdraw`` the entry is left to expire, one TTL after the last write:
+        what the nodes of a cluster do, which hold one entry together (the same name and
+        public URL), so that a node that stops does not remove what the others serve.
 
         Raises:
             ClusterUnavailableError: The first write failed (from ``task_group.start``).
@@ -208,12 +213,13 @@ class AgentDirectory:
                     else:
                         break
         finally:
-            with (
-                anyio.CancelScope(shield=True),
-                anyio.move_on_after(self._conn.timeout),
-                contextlib.suppress(ClusterUnavailableError),  # then it expires by itself
-            ):
-                await self.delete(card.name)
+            if withdraw:
+                with (
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after(self._conn.timeout),
+                    contextlib.suppress(ClusterUnavailableError),  # then it expires by itself
+                ):
+                    await self.delete(card.name)
 
     @asynccontextmanager
     async def follow(

@@ -32,7 +32,9 @@ the agent's handler; what is not callable is refused with exit status 2.
 agent's card in the NATS registry under its name once the server listens, before the URL
 is printed, keeps it alive (``--register-ttl``, default 30 s: a killed server disappears
 within it) and withdraws it on shutdown; it needs the asyncio backend (nats-py). A NATS
-that cannot be reached is said on stderr and the exit status is 1.
+that cannot be reached is said on stderr and the exit status is 1. The nodes of a cluster
+(``--cluster``, ``--workers``) hold one entry together and none withdraws it: it expires
+one TTL after the last node stopped.
 
 ``--cluster nats://HOST:PORT[,nats://...]`` serves as one node of a cluster on NATS
 JetStream (docs/cluster.md): every node serving the same agent (card name, or
@@ -385,7 +387,13 @@ async def _serve_until_signal(
                     try:
                         nats = check_register_urls(args.register)
                         where = await registration.enter_async_context(
-                            registered(app, url, nats, ttl=args.register_ttl)
+                            registered(
+                                app,
+                                url,
+                                nats,
+                                ttl=args.register_ttl,
+                                withdraw=config.cluster is None,  # nodes share the entry
+                            )
                         )
                     except Exception as exc:  # NATS unreachable, no nats-py, a bad TTL
                         tg.cancel_scope.cancel()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 
 import anyio
 from quart import Quart
@@ -47,8 +48,12 @@ async def registered(
     *,
     ttl: float = DEFAULT_REGISTER_TTL,
     bucket: str | None = None,
+    withdraw: bool = True,
 ) -> AsyncIterator[str]:
     """Keep ``app``'s agent registered for the block; yields the URL it is registered at.
+
+    Leaving the block withdraws the entry; without ``withdraw`` (a cluster node, whose
+    entry the other nodes keep too) it is left to expire one TTL after the last write.
 
     Args:
         app: An app made by ``create_app`` and served at ``served_url``.
@@ -78,7 +83,7 @@ async def registered(
     async with ClusterConnection.open(nats_urls, cluster="registry", name=card.name) as conn:
         directory = await AgentDirectory.open(conn, bucket=bucket or DEFAULT_BUCKET, ttl=ttl)
         async with anyio.create_task_group() as tg:
-            await tg.start(directory.hold, card, base)
+            await tg.start(partial(directory.hold, card, base, withdraw=withdraw))
             try:
                 yield base
             finally:

@@ -116,7 +116,7 @@ def check(args: argparse.Namespace) -> None:
     """Refuse what ``--workers N`` (N > 1) cannot do, before anything starts.
 
     Raises:
-        ValueError: trio, ``--store``, ``--register``, or a node id too long for ``-wN``.
+        ValueError: trio, ``--store``, or a node id too long for ``-wN``.
         ClusterExtraMissingError: The ``cluster`` extra is not installed.
     """
     if args.workers == 1:
@@ -125,8 +125,6 @@ def check(args: argparse.Namespace) -> None:
         raise ValueError("--workers needs --backend asyncio (its nodes are a cluster on nats-py)")
     if args.store != "memory":
         raise ValueError("--workers keeps tasks in NATS JetStream (a cluster); it takes no --store")
-    if args.register:
-        raise ValueError("--register is not supported with --workers")
     base = args.node_id or _default_base()
     if len(f"{base}-w{args.workers}") > 64:  # ClusterOptions' limit
         raise ValueError(f"--node-id {base!r} is too long for worker ids ({base}-w{args.workers})")

@@ -290,7 +290,6 @@ async def test_a_port_in_use_is_said_in_one_line(tmp_path: Path) -> None:
     [
         (["--backend", "trio"], "--workers needs --backend asyncio"),
         (["--store", "sqlite:x.db"], "--workers keeps tasks in NATS JetStream"),
-        (["--register", "nats://127.0.0.1:1"], "--register is not supported with --workers"),
         (["--grpc-port", "0"], "cannot be combined with --workers"),  # cli_grpc's refusal
         (["--node-id", "n" * 62], "too long"),
         (["--workers", "0"], "must be at least 1"),

@@ -200,6 +200,26 @@ async def test_a_stopped_server_withdraws_at_once(tmp_path: Path) -> None:
             assert await gone(registry, "upper")  # withdrawn, not expired (TTL 30 s)
 
 
+async def test_a_cluster_shares_one_entry_that_no_stopping_node_withdraws(
+    tmp_path: Path,
+) -> None:
+    # Two workers (a cluster's nodes) register the agent under its name and their one
+    # URL; when they stop, the entry stays until it expires (the bucket's TTL: 30 s), as
+    # it must while other nodes of a cluster still serve it (a SIGKILLed server's entry
+    # expiring is tested above).
+    with anyio.fail_after(90):
+        async with (
+            nats_server(tmp_path) as nats,
+            NatsRegistry.open([nats.url], ttl=30) as registry,
+            serving(nats, "--workers", "2") as (process, url),
+        ):
+            entry = await registry.resolve("upper")  # registered before the URL is printed
+            assert entry.url == url
+            process.send_signal(signal.SIGTERM)
+            assert await process.wait() == 0
+            assert (await registry.resolve("upper")).url == url  # not withdrawn
+
+
 async def run_cli(*args: str) -> tuple[int, str, str]:
     result = await anyio.run_process(
         [sys.executable, "-m", "a2a_actors.cli", *args], cwd=ROOT, check=False
