@@ -5,10 +5,13 @@
 as the card's ``GRPC`` interface writes it) on its own line, after the HTTP URL.
 ``--grpc-advertise HOST:PORT`` is the address the card gives instead (a proxy's).
 
+With ``--workers N`` every worker serves the one gRPC port (``SO_REUSEPORT``: the parent
+picks and holds it, as it does the HTTP port, and prints it) and the kernel spreads gRPC
+connections over the workers as it does HTTP ones.
+
 Refused before anything starts, with one line on stderr and exit status 2: ``--backend
-trio`` (grpcio's server runs on asyncio), ``--workers`` above 1 (one gRPC port per
-process), a missing ``grpc`` extra, and the other ``--grpc-*`` flags without
-``--grpc-port``.
+trio`` (grpcio's server runs on asyncio), a missing ``grpc`` extra, and the other
+``--grpc-*`` flags without ``--grpc-port``.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="the gRPC address the card gives (default: the card's host, the bound port)",
     )
+    parser.set_defaults(grpc_shared=False)  # a worker's, set by its parent
 
 
 def _port(text: str) -> int:
@@ -62,13 +66,12 @@ def apply(config: ServerConfig, args: argparse.Namespace) -> ServerConfig:
         return config
     if args.backend != "asyncio":
         raise ValueError("--grpc-port needs --backend asyncio (grpcio's server runs on asyncio)")
-    if getattr(args, "workers", 1) > 1:
-        raise ValueError("--grpc-port serves one process; it cannot be combined with --workers")
     try:
         require_grpc()
     except GrpcExtraMissingError as exc:
         raise ValueError(str(exc)) from None
-    options: dict[str, Any] = {"port": args.grpc_port}
+    # A worker of ``serve --workers`` shares the port its parent holds (workers.py).
+    options: dict[str, Any] = {"port": args.grpc_port, "shared": args.grpc_shared}
     if args.grpc_host:
         options["host"] = args.grpc_host
     if args.grpc_advertise:

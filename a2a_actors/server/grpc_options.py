@@ -46,11 +46,15 @@ class GrpcOptions:
         advertised: The card's ``url`` for the interface (``host:port``), for clients that
             reach the server under another name; ``None``: the host of the card's base URL
             (``public_url``, else the request's) with the bound port.
+        shared: Bind the port with ``SO_REUSEPORT`` (Linux), so that other processes serve
+            it too and the kernel spreads connections over them: the workers of ``serve
+            --workers``. Off by default: a port in use is then an error, not a share.
     """
 
     port: int = 0
     host: str | None = None
     advertised: str | None = None
+    shared: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:

@@ -11,6 +11,9 @@ The parent serves nothing itself; it binds, starts and supervises:
   so the kernel spreads new connections evenly over the workers; a socket the parent
   keeps bound (never listening, so it gets no connections) holds the port while workers
   come and go. Elsewhere every worker gets the parent's one listening socket.
+* **one gRPC port too**, with ``--grpc-port``: the parent binds and holds it the same way
+  and prints it after the URL; each worker binds it with ``SO_REUSEPORT``
+  (``GrpcOptions.shared``), Linux only.
 * **one cluster.** With ``--cluster URL`` the workers join it. Without, the parent first
   starts a private nats-server (:class:`~a2a_actors.cluster.NatsServer`, from the
   ``cluster`` extra) on a free 127.0.0.1 port with its store in a new temporary
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import logging
 import os
 import pickle
@@ -116,7 +120,8 @@ def check(args: argparse.Namespace) -> None:
     """Refuse what ``--workers N`` (N > 1) cannot do, before anything starts.
 
     Raises:
-        ValueError: trio, ``--store``, or a node id too long for ``-wN``.
+        ValueError: trio, ``--store``, ``--grpc-port`` without ``SO_REUSEPORT``, or a node
+            id too long for ``-wN``.
         ClusterExtraMissingError: The ``cluster`` extra is not installed.
     """
     if args.workers == 1:
@@ -125,6 +130,8 @@ def check(args: argparse.Namespace) -> None:
         raise ValueError("--workers needs --backend asyncio (its nodes are a cluster on nats-py)")
     if args.store != "memory":
         raise ValueError("--workers keeps tasks in NATS JetStream (a cluster); it takes no --store")
+    if args.grpc_port is not None and not _BALANCED:
+        raise ValueError("--grpc-port with --workers needs SO_REUSEPORT (Linux)")
     base = args.node_id or _default_base()
     if len(f"{base}-w{args.workers}") > 64:  # ClusterOptions' limit
         raise ValueError(f"--node-id {base!r} is too long for worker ids ({base}-w{args.workers})")
@@ -170,8 +177,10 @@ async def _run_until_signal(args: argparse.Namespace) -> int:
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(stop_on_signal)
-                url = await tg.start(_serve, args)
-                print(url, flush=True)
+                served: _Served = await tg.start(_serve, args)
+                print(served.url, flush=True)
+                if served.grpc is not None:
+                    print(served.grpc, flush=True)  # its own line, after the URL
         except BaseExceptionGroup as group:
             failed = group.subgroup((WorkerFailedError, OSError, NatsServerError))
             if failed is None:
@@ -232,7 +241,9 @@ async def serve_workers(
             argv += ["--cluster-name", cluster.cluster_name]
     args = _parse_serve(argv)
     check(args)
-    await _serve(args, task_status=task_status)
+    async with anyio.create_task_group() as tg:
+        served: _Served = await tg.start(_serve, args)
+        task_status.started(served.url)
 
 
 def _parse_serve(argv: list[str]) -> argparse.Namespace:
@@ -248,12 +259,29 @@ def _parse_serve(argv: list[str]) -> argparse.Namespace:
         raise ValueError(f"serve_workers: bad options {argv!r}: {exc}") from None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Served:
+    """What the workers serve: the one URL, and the one gRPC address (``host:port``) if
+    ``--grpc-port`` was given."""
+
+    url: str
+    grpc: str | None
+
+
 async def _serve(
-    args: argparse.Namespace, *, task_status: TaskStatus[str] = anyio.TASK_STATUS_IGNORED
+    args: argparse.Namespace, *, task_status: TaskStatus[_Served] = anyio.TASK_STATUS_IGNORED
 ) -> None:
     base = args.node_id or _default_base()
     async with AsyncExitStack() as stack:
         port = stack.enter_context(_SharedPort.bound(args.host, args.port))  # before NATS
+        grpc: str | None = None
+        if args.grpc_port is not None:  # held as the HTTP port is (check: Linux only)
+            held = stack.enter_context(
+                _SharedPort.bound(args.grpc_host or args.host, args.grpc_port)
+            )
+            args = copy.copy(args)
+            args.grpc_port, args.grpc_shared = held.port, True  # every worker binds it too
+            grpc = held.address  # what a single server prints: the bound address
         urls: str | None = args.cluster
         if urls is None:
             store = stack.enter_context(tempfile.TemporaryDirectory(prefix="a2a-actors-nats-"))
@@ -265,7 +293,7 @@ async def _serve(
                 for index in range(1, args.workers + 1):
                     worker = _Worker(args, urls, f"{base}-w{index}", port)
                     starting.start_soon(tg.start, worker.keep)
-            task_status.started(port.url)
+            task_status.started(_Served(port.url, grpc))
 
 
 class _SharedPort:
@@ -277,7 +305,9 @@ class _SharedPort:
         self._host = host
         self._held = self._bind(port)
         self.port: int = self._held.getsockname()[1]
-        self.url = f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+        #: ``host:port`` (``[host]:port`` for IPv6), as a gRPC address is written.
+        self.address = f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+        self.url = f"http://{self.address}"
         if not _BALANCED:
             self._held.listen(_BACKLOG)
 

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
@@ -82,6 +83,15 @@ class Workers:
     nats_pid: int | None = None
     store_dir: str | None = None
     pids: dict[str, int] = field(default_factory=dict)  # node id: pid
+    more: bytes = b""  # stdout read past the URL line
+
+    async def next_line(self) -> str:
+        """The next line on the parent's stdout (after the URL)."""
+        assert self.process.stdout is not None
+        while b"\n" not in self.more:
+            self.more += await self.process.stdout.receive()
+        line, _, self.more = self.more.partition(b"\n")
+        return line.decode()
 
 
 @asynccontextmanager
@@ -105,7 +115,8 @@ async def workers(*args: str, count: int = 3) -> AsyncIterator[Workers]:
                         data += await process.stdout.receive()
                     except anyio.EndOfStream:
                         await stderr.wait_for("never")  # fails with the log
-            served = Workers(process, data.partition(b"\n")[0].decode(), stderr)
+            url, _, more = data.partition(b"\n")
+            served = Workers(process, url.decode(), stderr, more=more)
             for match in await stderr.wait_for(r"worker (\S+) serving \(pid (\d+)\)", count):
                 served.pids[match[1]] = int(match[2])
             private = [
@@ -196,6 +207,34 @@ async def test_three_workers_share_one_url_and_every_task(tmp_path: Path) -> Non
             for pid in (*served.pids.values(), served.nats_pid):
                 assert not alive(pid), pid
             assert not await anyio.Path(served.store_dir).exists()
+
+
+async def test_workers_share_one_grpc_port(tmp_path: Path) -> None:
+    pytest.importorskip("grpc", reason="the grpc extra is not installed")
+    with anyio.fail_after(150):
+        async with workers("--node-id", "g", "--grpc-port", "0", count=2) as served:
+            address = await served.next_line()  # printed after the URL, as by one server
+            host, _, port = address.rpartition(":")
+            assert host == "127.0.0.1"
+            assert int(port) != urlsplit(served.url).port
+            assert served.nats_url is not None
+            async with await A2AClient.connect(served.url, card_cache=None) as client:
+                card = client.card
+                assert card is not None
+            interfaces = {i.protocol_binding: i.url for i in card.supported_interfaces}
+            assert interfaces["GRPC"] == address
+            # A new channel each time: the kernel spreads them over the workers.
+            asked = []
+            for _ in range(16):
+                async with A2AClient(address, binding="GRPC") as grpc_client:
+                    task = await grpc_client.send_message("hi", return_immediately=True)
+                    assert isinstance(task, Task)
+                    asked.append(task.id)
+            assert len(await holders(served.nats_url, asked)) == 2  # both serve gRPC
+            async with A2AClient(address, binding="GRPC") as grpc_client:
+                answered = await grpc_client.send_message("Ada", task_id=asked[0])
+                assert isinstance(answered, Task)
+                assert answered.status.state is TaskState.COMPLETED
 
 
 async def test_a_dead_worker_is_reported_and_restarted(tmp_path: Path) -> None:
@@ -290,7 +329,6 @@ async def test_a_port_in_use_is_said_in_one_line(tmp_path: Path) -> None:
     [
         (["--backend", "trio"], "--workers needs --backend asyncio"),
         (["--store", "sqlite:x.db"], "--workers keeps tasks in NATS JetStream"),
-        (["--grpc-port", "0"], "cannot be combined with --workers"),  # cli_grpc's refusal
         (["--node-id", "n" * 62], "too long"),
         (["--workers", "0"], "must be at least 1"),
     ],

@@ -158,10 +158,6 @@ async def test_the_conformance_agents_declare_grpc(profile: str) -> None:
         ),
         (["--grpc-host", "127.0.0.1"], "--grpc-host and --grpc-advertise need --grpc-port"),
         (
-            ["--workers", "2", "--grpc-port", "0"],
-            "--grpc-port serves one process; it cannot be combined with --workers",
-        ),
-        (
             ["--grpc-port", "0", "--grpc-advertise", "grpc://x:1"],
             "the advertised gRPC address is host:port, not 'grpc://x:1'",
         ),

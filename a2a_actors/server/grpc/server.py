@@ -70,7 +70,7 @@ class GrpcServer:
         self._server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", config.max_body_bytes),
-                ("grpc.so_reuseport", 0),
+                ("grpc.so_reuseport", int(options.shared)),
             ]
         )
         servicer = A2AServicer(service, base_url)
