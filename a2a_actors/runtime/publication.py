@@ -425,11 +425,19 @@ class Publication:
     def discard_unstored(self) -> None:
         """Forget every change since the last published snapshot (the store refused it, so
         no reader saw it): the machine returns to that snapshot and queued events are
-        dropped. A no-op for a provisional task, which has no stored snapshot."""
+        dropped. A task committed but never stored returns to its creation (its Task
+        snapshot stays queued, its first event still); a provisional one is left alone."""
         published = self._published
-        if published is not None and self.machine.version > self._published_version:
-            self.machine.rollback(published, self._published_version)
-            self._pending = None
+        if published is not None:
+            if self.machine.version > self._published_version:
+                self.machine.rollback(published, self._published_version)
+                self._pending = None
+            return
+        pending = self._pending
+        creation = pending[0][1].task if pending else None  # what _stage_commit queued
+        if pending and creation is not None:
+            self.machine.rollback(creation, pending[0][0])
+            self._pending = [pending[0]]
 
     def publish_unstored(self) -> None:
         """Publish the latest snapshot without storing it (the store failed), so that no

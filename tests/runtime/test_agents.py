@@ -357,6 +357,31 @@ class FlakyStore(MemoryTaskStore):
         await super().save(record)
 
 
+@pytest.mark.parametrize("returns", ["nothing", "an artifact"])
+async def test_a_first_write_the_store_refuses_fails_the_task(
+    returns: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The handler's first change is its completion (and what it returned): when the store
+    # refuses that write, the task was never stored, and the caller learns it FAILED.
+    with anyio.fail_after(5):
+
+        async def agent(ctx: TaskContext) -> Artifact | None:
+            if returns == "nothing":
+                return None
+            return Artifact(artifact_id="a", parts=(Part(text=ctx.text),))
+
+        store = FlakyStore()
+        async with Supervisor(agent, store=store) as sup:
+            client = InProcessClient(sup)
+            task = as_task(await client.send_message("x"))
+            assert task.status.state is TaskState.FAILED
+            assert task.artifacts == ()
+            stored = await store.get(task.id)
+            assert stored is not None
+            assert stored.task.status.state is TaskState.FAILED
+            assert sup.statistics().live_tasks == 0
+
+
 async def test_a_failing_store_fails_the_task_and_keeps_the_runtime(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

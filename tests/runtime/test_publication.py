@@ -158,6 +158,30 @@ async def test_discard_unstored_forgets_a_final_state_the_store_refused() -> Non
         assert pub.ended
 
 
+async def test_discard_unstored_returns_a_never_stored_task_to_its_creation() -> None:
+    # The first change is the final one and the store refuses it: the task never existed
+    # in the store, and fails from its creation (no artifact, no COMPLETED seen).
+    with anyio.fail_after(5):
+        store = GatedStore()
+        pub, _, recorder, _ = make(store)
+        created = pub.machine.version
+        await pub.emit_artifact(Artifact(artifact_id="a", parts=(Part(text="x"),)), flush=False)
+        store.fail = 1
+        with pytest.raises(OSError, match="disk full"):
+            await pub.emit_status(S.COMPLETED, message=agent_says("done"))
+        pub.discard_unstored()
+        assert (pub.machine.state, pub.machine.version) == (S.SUBMITTED, created)
+        assert pub.committed
+        pub.terminate(S.FAILED, agent_says("could not store"))
+        await pub.flush()
+        states = [state_of(e) for e in recorder.for_task("t-1")]
+        assert states == [S.SUBMITTED, S.FAILED]  # the Task snapshot, then the failure
+        stored = await store.get("t-1")
+        assert stored is not None
+        assert stored.task.status.state is S.FAILED
+        assert stored.task.artifacts == ()
+
+
 async def test_discard_unstored_leaves_a_provisional_task_alone() -> None:
     pub, _, _, _ = make()
     version = pub.machine.version
