@@ -241,9 +241,7 @@ async def serve_workers(
             argv += ["--cluster-name", cluster.cluster_name]
     args = _parse_serve(argv)
     check(args)
-    async with anyio.create_task_group() as tg:
-        served: _Served = await tg.start(_serve, args)
-        task_status.started(served.url)
+    await _serve(args, task_status=_UrlOnly(task_status))
 
 
 def _parse_serve(argv: list[str]) -> argparse.Namespace:
@@ -266,6 +264,17 @@ class _Served:
 
     url: str
     grpc: str | None
+
+
+class _UrlOnly:
+    """A task status passing on only the URL of what :func:`_serve` reports."""
+
+    def __init__(self, status: TaskStatus[str]) -> None:
+        self._status = status
+
+    def started(self, value: _Served | None = None) -> None:
+        assert value is not None
+        self._status.started(value.url)
 
 
 async def _serve(

@@ -420,3 +420,12 @@ async def test_serve_workers_refuses_bad_options() -> None:
         await serve_workers(AGENT, workers=2, options=["--no-such-flag"])
     with pytest.raises(ValueError, match="takes no --store"):
         await serve_workers(AGENT, workers=2, options=["--store", "sqlite:x.db"])
+
+
+async def test_serve_workers_says_a_port_in_use_as_oserror() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with anyio.fail_after(30), pytest.raises(OSError):  # itself, not in a group
+            await serve_workers(AGENT, workers=2, port=port)
