@@ -15,13 +15,14 @@ answers (and Hypercorn would validate and write it on every answer).
 from __future__ import annotations
 
 import logging
+import os
 import socket
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskStatus
-from hypercorn.config import Config as HypercornConfig
+from hypercorn.config import Config as HypercornConfig, Sockets
 from quart import Quart
 
 from .app import Backend, create_app, current_backend, service_of
@@ -99,6 +100,19 @@ def _grpc_server(
         raise
 
 
+class _Hypercorn(HypercornConfig):
+    """Hypercorn's configuration, noting when Hypercorn took the listening socket: it
+    does so only once the app's lifespan started, and until then closing it is ours to
+    do (a start that fails, such as a cluster join, must not keep the port bound)."""
+
+    took_fd = False
+
+    def create_sockets(self) -> Sockets:
+        sockets = super().create_sockets()
+        self.took_fd = True
+        return sockets
+
+
 def _is_trio_app(app: Quart) -> bool:
     return any(cls.__name__ == "QuartTrio" for cls in type(app).__mro__)
 
@@ -168,8 +182,9 @@ async def serve(
     base_url = _url(sock)
     service.bind_url(base_url)
     grpc_server = _grpc_server(service, host, base_url, sock)  # before any card is served
-    hyper = HypercornConfig()
-    hyper.bind = [f"fd://{sock.detach()}"]
+    fd = sock.detach()
+    hyper = _Hypercorn()
+    hyper.bind = [f"fd://{fd}"]
     hyper.graceful_timeout = service.config.graceful_timeout
     hyper.accesslog = None
     hyper.include_server_header = False
@@ -193,26 +208,30 @@ async def serve(
     joined: AbstractAsyncContextManager[ClusterMember | None] = nullcontext()
     if cluster is not None:
         joined = _join(cluster, service.agent.name, service.config.public_url or base_url)
-    async with joined as member, anyio.create_task_group() as tg:
-        if member is not None:  # before the lifespan starts the Supervisor
-            service.use_cluster(member.supervisor_options(), member.push)
-        try:
-            await tg.start(run_hypercorn)
-            # trio: Hypercorn reported after the lifespan started; asyncio: wait for it.
-            await service.started.wait()
-            if grpc_server is not None:
-                await grpc_server.start()
-            if member is not None:
-                await tg.start(member.serve_inbox, service.methods.supervisor)
-                # a lost node's parent tasks this node fails: cancel their remote children
-                orphans = lost_task_handler(service.methods.supervisor.delegator)
-                member.node.handle_lost_tasks(orphans)
-            logger.info("serving %s on %s (%s)", service.agent.name, base_url, running)
-            task_status.started(base_url)
-            await anyio.sleep_forever()
-        finally:
-            service.close_streams()
-            if grpc_server is not None:  # its calls in flight end before the runtime stops
-                await grpc_server.stop()
-            stop.set()
-            shield.deadline = anyio.current_time() + hyper.graceful_timeout + _SHUTDOWN_MARGIN
+    try:
+        async with joined as member, anyio.create_task_group() as tg:
+            if member is not None:  # before the lifespan starts the Supervisor
+                service.use_cluster(member.supervisor_options(), member.push)
+            try:
+                await tg.start(run_hypercorn)
+                # trio: Hypercorn reported after the lifespan started; asyncio: wait for it.
+                await service.started.wait()
+                if grpc_server is not None:
+                    await grpc_server.start()
+                if member is not None:
+                    await tg.start(member.serve_inbox, service.methods.supervisor)
+                    # a lost node's parent tasks this node fails: cancel their remote children
+                    orphans = lost_task_handler(service.methods.supervisor.delegator)
+                    member.node.handle_lost_tasks(orphans)
+                logger.info("serving %s on %s (%s)", service.agent.name, base_url, running)
+                task_status.started(base_url)
+                await anyio.sleep_forever()
+            finally:
+                service.close_streams()
+                if grpc_server is not None:  # its calls in flight end before the runtime stops
+                    await grpc_server.stop()
+                stop.set()
+                shield.deadline = anyio.current_time() + hyper.graceful_timeout + _SHUTDOWN_MARGIN
+    finally:
+        if not hyper.took_fd:  # Hypercorn never started serving: the port is ours to free
+            os.close(fd)

@@ -4,6 +4,7 @@ real nats-server: every method works on either node for the other's tasks, over 
 from __future__ import annotations
 
 import functools
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -14,7 +15,7 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.cluster import NatsServer
+from a2a_actors.cluster import ClusterUnavailableError, NatsServer
 from a2a_actors.protocol import Task, TaskState
 from a2a_actors.protocol.errors import ServerBusyError, TaskNotCancelableError
 from a2a_actors.protocol.models import StreamResponse
@@ -266,3 +267,19 @@ async def test_a_new_task_is_stored_at_its_first_change_not_before(tmp_path: Pat
                 assert after - before == 7
                 assert (await a.get_task(done.id)) == done
             tg.cancel_scope.cancel()
+
+
+async def test_a_node_that_cannot_join_frees_its_port() -> None:
+    # serve() binds before it joins; when the join fails, the port is given back, so that
+    # the next try on the same port can bind it.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = ServerConfig(cluster=ClusterOptions(urls=["nats://127.0.0.1:1"], timeout_s=1))
+    with anyio.fail_after(30):
+        with pytest.raises(BaseExceptionGroup) as failed:
+            async with anyio.create_task_group() as tg:
+                await tg.start(functools.partial(serve, agent, port=port, config=config))
+        assert failed.value.subgroup(ClusterUnavailableError) is not None
+    with socket.socket() as again:
+        again.bind(("127.0.0.1", port))  # OSError (in use) while the failed node held it
