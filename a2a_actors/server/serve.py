@@ -233,5 +233,7 @@ async def serve(
                 stop.set()
                 shield.deadline = anyio.current_time() + hyper.graceful_timeout + _SHUTDOWN_MARGIN
     finally:
+        if grpc_server is not None:  # when the start failed before it (a no-op after it)
+            await grpc_server.stop()
         if not hyper.took_fd:  # Hypercorn never started serving: the port is ours to free
             os.close(fd)

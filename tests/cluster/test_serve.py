@@ -20,7 +20,7 @@ from a2a_actors.protocol import Task, TaskState
 from a2a_actors.protocol.errors import ServerBusyError, TaskNotCancelableError
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.protocol.requests import TaskPushNotificationConfig
-from a2a_actors.server import ClusterOptions, ServerConfig, serve
+from a2a_actors.server import ClusterOptions, GrpcOptions, ServerConfig, serve
 
 from ..push.receiver import Received, receiver
 from .agents import agent
@@ -269,17 +269,24 @@ async def test_a_new_task_is_stored_at_its_first_change_not_before(tmp_path: Pat
             tg.cancel_scope.cancel()
 
 
-async def test_a_node_that_cannot_join_frees_its_port() -> None:
-    # serve() binds before it joins; when the join fails, the port is given back, so that
-    # the next try on the same port can bind it.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = ServerConfig(cluster=ClusterOptions(urls=["nats://127.0.0.1:1"], timeout_s=1))
+async def test_a_node_that_cannot_join_frees_its_ports() -> None:
+    # serve() binds HTTP and gRPC before it joins; when the join fails, both ports are
+    # given back, so that the next try on the same ports can bind them.
+    pytest.importorskip("grpc", reason="the grpc extra is not installed")
+    ports = []
+    for _ in range(2):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            ports.append(probe.getsockname()[1])
+    config = ServerConfig(
+        cluster=ClusterOptions(urls=["nats://127.0.0.1:1"], timeout_s=1),
+        grpc=GrpcOptions(port=ports[1]),
+    )
     with anyio.fail_after(30):
         with pytest.raises(BaseExceptionGroup) as failed:
             async with anyio.create_task_group() as tg:
-                await tg.start(functools.partial(serve, agent, port=port, config=config))
+                await tg.start(functools.partial(serve, agent, port=ports[0], config=config))
         assert failed.value.subgroup(ClusterUnavailableError) is not None
-    with socket.socket() as again:
-        again.bind(("127.0.0.1", port))  # OSError (in use) while the failed node held it
+    for port in ports:
+        with socket.socket() as again:
+            again.bind(("127.0.0.1", port))  # OSError (in use) while the failed node held it

@@ -66,6 +66,8 @@ class GrpcServer:
 
     def __init__(self, service: A2AService, options: GrpcOptions, *, host: str, base_url: str):
         self._service = service
+        self._started = False
+        self._stopped = False
         config = service.config
         self._server = grpc.aio.server(
             options=[
@@ -90,10 +92,22 @@ class GrpcServer:
 
     async def start(self) -> None:
         """Answer calls from now on."""
+        self._started = True
         await self._server.start()
         logger.info("serving gRPC on %s", self.address)
 
     async def stop(self) -> None:
-        """Stop: calls in flight get the graceful timeout, then are cancelled (shielded)."""
+        """Stop: calls in flight get the graceful timeout, then are cancelled (shielded).
+
+        Idempotent. A server that never started gives its port back too: grpcio frees a
+        bound port only when a started server stops, so it is started first (by then
+        nothing has announced the port: no card was served).
+        """
+        if self._stopped:
+            return
+        self._stopped = True
         with anyio.CancelScope(shield=True):
+            if not self._started:
+                self._started = True
+                await self._server.start()
             await self._server.stop(self._service.config.graceful_timeout)
