@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import sys
@@ -286,7 +287,9 @@ async def test_workers_die_with_a_killed_parent(tmp_path: Path) -> None:
             finally:
                 for exit_fd in exits:
                     os.close(exit_fd)
-                os.kill(served.nats_pid, signal.SIGKILL)  # left behind, as documented
+                os.kill(served.nats_pid, signal.SIGKILL)  # left behind, as documented,
+                if served.store_dir is not None:  # and so is its store: the test's to remove
+                    shutil.rmtree(served.store_dir, ignore_errors=True)
 
 
 async def test_one_worker_is_a_single_server_without_nats(tmp_path: Path) -> None:
