@@ -281,9 +281,8 @@ def cpu_ratios(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             if base is None or not point["cpu_us_per_task"] or not base["cpu_us_per_task"]:
                 continue
             ratio = point["cpu_us_per_task"] / base["cpu_us_per_task"]
-            target = CPU_RATIO_TARGET if point["workload"] == "send" else None
-            if versus != "embedded":
-                target = None
+            targeted = (point["workload"], versus) == ("send", "embedded")
+            target = CPU_RATIO_TARGET if targeted else None
             ratios.append(
                 {
                     "name": "cluster.cpu-ratio",

@@ -434,8 +434,7 @@ class Publication:
                 self._pending = None
             return
         pending = self._pending
-        creation = pending[0][1].task if pending else None  # what _stage_commit queued
-        if pending and creation is not None:
+        if pending and (creation := pending[0][1].task) is not None:  # _stage_commit's
             self.machine.rollback(creation, pending[0][0])
             self._pending = [pending[0]]
 
