@@ -4,6 +4,7 @@ task store and event log over one connection."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -12,8 +13,12 @@ from a2a_actors.cluster import NatsServer
 from a2a_actors.cluster.connection import ClusterConnection
 from a2a_actors.cluster.event_log import EventLog
 from a2a_actors.cluster.task_store import Holder, NatsTaskStore
+from a2a_actors.protocol import TaskState, TaskStatus
+from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
 
-__all__ = ("Node", "connect", "nats_server", "one_node")
+__all__ = ("Node", "connect", "nats_server", "one_node", "update")
+
+_T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 @asynccontextmanager
@@ -57,3 +62,12 @@ async def one_node(
         NatsTaskStore.open(conn, holder=holder) as store,
     ):
         yield Node(server, conn, store, await EventLog.open(conn))
+
+
+def update(task_id: str, version: int, state: TaskState = TaskState.WORKING) -> StreamResponse:
+    """A status update of ``task_id`` (context ``c``) stamped ``version`` seconds after a
+    fixed instant."""
+    status = TaskStatus(state=state, timestamp=_T0 + dt.timedelta(seconds=version))
+    return StreamResponse(
+        status_update=TaskStatusUpdateEvent(task_id=task_id, context_id="c", status=status)
+    )

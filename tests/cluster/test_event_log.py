@@ -15,7 +15,7 @@ from a2a_actors.protocol import Task, TaskState, TaskStatus
 from a2a_actors.protocol.models import Message, Part, Role, StreamResponse, TaskStatusUpdateEvent
 from a2a_actors.stores import StoredTask
 
-from .helpers import connect, nats_server, one_node
+from .helpers import connect, nats_server, one_node, update
 
 pytestmark = pytest.mark.anyio
 
@@ -26,13 +26,6 @@ T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 def snapshot(task_id: str, version: int, state: TaskState = S.WORKING) -> StoredTask:
     status = TaskStatus(state=state, timestamp=T0 + dt.timedelta(seconds=version))
     return StoredTask(Task(id=task_id, context_id="c", status=status), None, version)
-
-
-def update(task_id: str, version: int, state: TaskState = S.WORKING) -> StreamResponse:
-    status = TaskStatus(state=state, timestamp=T0 + dt.timedelta(seconds=version))
-    return StreamResponse(
-        status_update=TaskStatusUpdateEvent(task_id=task_id, context_id="c", status=status)
-    )
 
 
 class Owner:

@@ -15,11 +15,11 @@ from a2a_actors.cluster.publisher import EventLogPublisher
 from a2a_actors.cluster.settling import settle_lost_node
 from a2a_actors.cluster.task_store import Holder, NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
+from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.runtime.environment import WriteLostError
 from a2a_actors.stores import StoredTask
 
-from .helpers import connect, nats_server, one_node
+from .helpers import connect, nats_server, one_node, update
 
 pytestmark = pytest.mark.anyio
 
@@ -73,13 +73,6 @@ async def test_a_released_task_is_taken_over_by_its_next_writer(tmp_path: Path) 
             assert taken.holder == Holder("b", 2)
             with pytest.raises(WriteLostError):  # a cannot write it back
                 await HeldTaskStore(store_a).save(record("t", S.COMPLETED, 6))
-
-
-def update(task_id: str, n: int) -> StreamResponse:
-    status = TaskStatus(state=S.WORKING, timestamp=T0 + dt.timedelta(seconds=n))
-    return StreamResponse(
-        status_update=TaskStatusUpdateEvent(task_id=task_id, context_id="c", status=status)
-    )
 
 
 async def test_the_publisher_logs_every_event_in_order_across_a_nats_restart(
