@@ -56,14 +56,8 @@ def _url(sock: socket.socket) -> str:
 def _join(
     options: ClusterOptions, agent_name: str, url: str
 ) -> AbstractAsyncContextManager[ClusterMember]:
-    """Join the cluster (imported here: without ``cluster`` nothing imports nats-py).
-
-    Raises:
-        ClusterExtraMissingError: nats-py is not installed.
-    """
-    from a2a_actors.cluster import require_nats
-
-    require_nats()
+    """Join the cluster (imported here: without ``cluster`` nothing imports nats-py;
+    :func:`_require_extras` checked that it is installed)."""
     from a2a_actors.cluster.member import default_node_id, join
 
     return join(
@@ -77,27 +71,34 @@ def _join(
     )
 
 
-def _grpc_server(
-    service: A2AService, host: str, base_url: str, sock: socket.socket
-) -> GrpcServer | None:
+def _require_extras(config: ServerConfig) -> None:
+    """Check that the extras ``config`` needs are installed, importing neither.
+
+    Raises:
+        GrpcExtraMissingError: gRPC without the ``grpc`` extra.
+        ClusterExtraMissingError: Cluster mode without the ``cluster`` extra.
+    """
+    if config.grpc is not None:
+        require_grpc()
+    if config.cluster is not None:
+        from a2a_actors.cluster import require_nats
+
+        require_nats()
+
+
+def _grpc_server(service: A2AService, host: str, base_url: str) -> GrpcServer | None:
     """The gRPC server of ``ServerConfig.grpc``, bound (imported here: without it nothing
     imports grpcio), or None.
 
     Raises:
-        GrpcExtraMissingError: The ``grpc`` extra is missing.
-        OSError: The gRPC address cannot be bound (``sock`` is closed then).
+        OSError: The gRPC address cannot be bound.
     """
     options = service.config.grpc
     if options is None:
         return None
-    require_grpc()
     from .grpc import GrpcServer
 
-    try:
-        return GrpcServer(service, options, host=host, base_url=base_url)
-    except OSError:
-        sock.close()
-        raise
+    return GrpcServer(service, options, host=host, base_url=base_url)
 
 
 class _Hypercorn(HypercornConfig):
@@ -140,7 +141,8 @@ async def serve(
         push_store: Push-config store when ``target`` is not an app.
         sock: A socket already bound to the address to serve on, instead of binding
             ``host:port`` (a worker of ``serve --workers`` gets one from its parent); one
-            not listening yet listens once the app has started. It is serve's from then on.
+            not listening yet listens once the app has started. Once the arguments are
+            checked (the ValueErrors below), it is serve's: closed when serve fails or ends.
         task_status: Receives the base URL (``http://127.0.0.1:PORT``) once serving.
 
     With ``ServerConfig.cluster`` the server joins that cluster first (docs/cluster.md):
@@ -177,11 +179,17 @@ async def serve(
     if service.config.grpc is not None and running != "asyncio":
         raise ValueError("gRPC is served on asyncio (grpcio's grpc.aio), not on trio")
 
-    if sock is None:
-        sock = _listen(host, port)
-    base_url = _url(sock)
-    service.bind_url(base_url)
-    grpc_server = _grpc_server(service, host, base_url, sock)  # before any card is served
+    try:
+        _require_extras(service.config)  # before anything is bound
+        if sock is None:
+            sock = _listen(host, port)
+        base_url = _url(sock)
+        service.bind_url(base_url)
+        grpc_server = _grpc_server(service, host, base_url)  # before any card is served
+    except BaseException:
+        if sock is not None:
+            sock.close()
+        raise
     fd = sock.detach()
     hyper = _Hypercorn()
     hyper.bind = [f"fd://{fd}"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from functools import partial
 
 import anyio
@@ -187,3 +189,56 @@ async def test_port_in_use_is_an_os_error() -> None:
             port = int(url.rsplit(":", 1)[1])
             with pytest.raises(OSError):
                 await serve(scenario_agent, port=port)
+
+
+# A fresh interpreter where an extra's package cannot be imported; serve() gets a bound
+# socket and must close it when it refuses to start (a worker's port, say).
+_MISSING_EXTRA = """
+import socket, sys
+sys.modules[{module!r}] = None  # as if the extra were not installed
+import anyio
+from a2a_actors.server import ServerConfig, serve
+from a2a_actors.server.config import ClusterOptions
+from a2a_actors.server.grpc_options import GrpcOptions
+from tests.server.agents import scenario_agent
+
+sock = socket.create_server(("127.0.0.1", 0))
+port = sock.getsockname()[1]
+config = ServerConfig({option})
+try:
+    anyio.run(lambda: serve(scenario_agent, config=config, sock=sock), backend="asyncio")
+except Exception as exc:
+    print(type(exc).__name__, exc)
+try:
+    socket.create_server(("127.0.0.1", port)).close()  # fails while a listener holds it
+    print("port free")
+except OSError as exc:
+    print("port held:", exc)
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "option", "error"),
+    [
+        (
+            "grpc",
+            "grpc=GrpcOptions(port=0)",
+            "GrpcExtraMissingError serving gRPC needs the 'grpc' extra (grpc is missing): "
+            "pip install 'a2a-actors[grpc]'",
+        ),
+        (
+            "nats",
+            "cluster=ClusterOptions(urls=['nats://127.0.0.1:1'])",
+            "ClusterExtraMissingError cluster mode needs nats-py: "
+            "pip install 'a2a-actors[cluster]'",
+        ),
+    ],
+)
+def test_a_missing_extra_refuses_to_start_and_frees_the_socket(
+    module: str, option: str, error: str
+) -> None:
+    code = _MISSING_EXTRA.format(module=module, option=option)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.splitlines() == [error, "port free"], done.stderr
