@@ -39,13 +39,14 @@ import anyio.abc
 from ..protocol.models import utc_now
 from ..stores.base import StoredTask
 from .connection import ClusterConnection
+from .entries import Holder
 from .errors import ClusterUnavailableError
 from .event_log import EventLog
 from .inbox import OwnerInbox
 from .leases import Lease, LeaseRecord, NodeLeases
 from .push_configs import NatsPushConfigStore
 from .settling import settle_lost_node
-from .task_store import Holder, NatsTaskStore
+from .task_store import NatsTaskStore
 
 __all__ = ("ClusterNode",)
 

@@ -3,7 +3,7 @@
 When a node's lease expires (:mod:`~a2a_actors.cluster.leases`), its actors are gone with
 it — or, if it was only cut from NATS, it has fenced itself. Another node then calls
 :func:`settle_lost_node`, which does to every live task *held* by the lost incarnation
-(:class:`~a2a_actors.cluster.task_store.Holder`) what
+(:class:`~a2a_actors.cluster.entries.Holder`) what
 :meth:`~a2a_actors.stores.sqlite.SQLiteTaskStore.recover` does after a restart:
 
 * a SUBMITTED or WORKING task becomes FAILED, with an agent-role status message saying the

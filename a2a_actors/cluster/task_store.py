@@ -11,28 +11,14 @@ except when another node settles the task of a lost node or cancels a task nobod
 **Writes are optimistic.** :meth:`NatsTaskStore.commit` writes with the key's last known
 KV revision as a precondition (``update(key, value, last=revision)``; ``create`` for a new
 key). If someone else wrote in between, JetStream refuses the write; the store reads the
-current record and decides again: a record with a higher version than ours wins (the
-TaskStore contract: versions never go back), and **a terminal record keeps its state**: a
-write that would change the state of a COMPLETED, FAILED, CANCELED or REJECTED task is
-refused, so when a cancel races a completion, or two cancels race, the first final state
-stored is the only one, and a task once CANCELED never changes again. Only the final
-task's holder may still write it (a metadata update of the same state); a final task
-nobody holds never changes at all. ``commit`` returns the record that is stored
-afterwards, so the loser learns who won.
+current record and decides again by :func:`~a2a_actors.cluster.entries.replaces` (versions
+never go back, a final record keeps its state, a held task is written by its holder or
+taken over: :mod:`~a2a_actors.cluster.entries`). ``commit`` returns the record that is
+stored afterwards, so the loser learns who won.
 
-**Holders and fencing.** Each key also records the task's *holder*: the node incarnation
-(:class:`Holder`: node id and lease epoch) whose actor runs the task, or None for a task
-nobody runs (settled, or waiting to be resumed anywhere). A write made as another holder
-than the stored one (None included) is refused unless it says ``take_over`` — what
-settling a lost node's tasks and resuming an interrupted task elsewhere do. So an owner
-that lost its lease and wakes up late cannot overwrite what the cluster did in the
-meantime, and a node that comes back with the same id (a new epoch) does not own its old
-incarnation's tasks.
-
-**Reads.** :meth:`get` reads the key from JetStream. :meth:`list` is answered from a
-*mirror*: every node follows the bucket with an ordered consumer (last value per key, then
-every change) into a :class:`~a2a_actors.stores.memory.MemoryTaskStore`, so filters,
-ordering, cursors and ``totalSize`` are the memory store's, identical on every node. Before
+**Reads.** :meth:`get` reads the key from JetStream. :meth:`list` is answered from this
+node's *mirror* of the bucket (:class:`~a2a_actors.cluster.mirror.TaskMirror`: the memory
+store's filters, ordering, cursors and ``totalSize``, identical on every node). Before
 answering, ``list`` takes a *read barrier*: it asks the bucket's stream for its last
 sequence and waits until the mirror has applied it, so a listing reflects every write
 acknowledged before the request, on whichever node it was made
@@ -44,12 +30,10 @@ fails as NATS unavailable, like any operation that cannot complete.
 read barrier (``list``, ``held_by``, ``holders``, ``compact``, retention) until
 ``FOLLOW_LINGER_S`` seconds pass without one; the next barrier resumes from the sequence
 after the last one applied, and receives one message per task changed meanwhile (the
-bucket keeps only each key's latest value). What it follows is kept undecoded until a
-read needs it: each barrier decodes each changed task's latest value once, so a task
-written three times and read never is decoded never. Resuming could miss a deletion whose
-marker :meth:`NatsTaskStore.compact` removed meanwhile: compaction records the highest
-marker sequence it ever removed in the ``meta.tail`` key, and a mirror that resumed before
-it rebuilds itself from every key's latest value.
+bucket keeps only each key's latest value), decoded only when read. Resuming could miss a
+deletion whose marker :meth:`NatsTaskStore.compact` removed meanwhile: compaction records
+the highest marker sequence it ever removed in the ``meta.tail`` key, and a mirror that
+resumed before it rebuilds itself from every key's latest value.
 
 Every operation is bounded (:meth:`~a2a_actors.cluster.connection.ClusterConnection.bounded`):
 with NATS unreachable it fails with ClusterUnavailableError in ``timeout`` seconds.
@@ -63,7 +47,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
-import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -77,68 +60,18 @@ from nats.js.errors import (
 )
 
 from ..protocol import codec
-from ..protocol.state import is_terminal
 from ..stores.base import StoredTask, TaskPage, TaskQuery
-from ..stores.memory import MemoryTaskStore
 from .bucket import FollowedBucket, KVChange
 from .connection import ClusterConnection
+from .entries import Entry, Holder, decode_entry, replaces
+from .mirror import TaskMirror
 from .names import task_id_of_key, task_key
 
-__all__ = ("Entry", "Holder", "NatsTaskStore", "TaskStoreStatistics", "decode_entry", "replaces")
-
-logger = logging.getLogger("a2a_actors.cluster")
+__all__ = ("NatsTaskStore", "TaskStoreStatistics")
 
 _TAIL_KEY = "meta.tail"  # a key with a dot is never a task's (names.task_key)
 #: Seconds the mirror keeps following the bucket after its last read barrier.
 FOLLOW_LINGER_S = 1.0
-
-
-class Holder(msgspec.Struct, frozen=True):
-    """The node incarnation that runs a task's actor: node id and lease epoch."""
-
-    node_id: str
-    epoch: int
-
-
-class Entry(msgspec.Struct, frozen=True):
-    """One key's value: the stored task and its holder."""
-
-    record: StoredTask
-    holder: Holder | None = None
-
-
-_ENTRY = msgspec.json.Decoder(Entry)
-
-
-def decode_entry(data: bytes) -> Entry:
-    """A key's value as :meth:`NatsTaskStore.commit` encodes it, in one pass.
-
-    ``codec.decode`` would take its slow path (ProtoJSON spellings) for every entry: the
-    holder's ``node_id`` looks like a proto field name. That path remains for anything
-    the typed decoder refuses.
-    """
-    try:
-        return _ENTRY.decode(data)
-    except msgspec.ValidationError:
-        return codec.decode(data, Entry)
-
-
-def replaces(stored: Entry, new: Entry, *, take_over: bool = False) -> bool:
-    """Whether ``new`` may replace ``stored`` (see the module docstring).
-
-    Never an older version. A final record keeps its state, and only its holder may still
-    write it (metadata): a final record nobody holds never changes, whatever the version
-    or ``take_over``. A live record is written as its holder (None included: a store
-    without a holder writes tasks nobody holds) or by someone taking it over.
-    """
-    old, record = stored.record, new.record
-    if record.version < old.version:
-        return False
-    state = old.task.status.state
-    if is_terminal(state):
-        same_holder = stored.holder is not None and stored.holder == new.holder
-        return same_holder and record.task.status.state is state
-    return take_over or stored.holder == new.holder
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -174,13 +107,8 @@ class NatsTaskStore:
         self.holder = holder
         self._conn = conn
         self._bucket: FollowedBucket | None = None
-        self._mirror = MemoryTaskStore()
-        self._holders: dict[str, Holder] = {}  # of mirrored tasks that have one
-        self._deleted: dict[str, tuple[int, float]] = {}  # key: marker sequence, wall time
         self._known: dict[str, tuple[int, Entry]] = {}  # revision, entry last seen
-        # Followed changes not decoded yet: task id -> (revision, the key's value). Most
-        # are overwritten before anything reads them; a read decodes what it needs.
-        self._undecoded: dict[str, tuple[int, bytes]] = {}
+        self._mirror = TaskMirror(self._note)
         self._conflicts = 0
         self._refused = 0
         self._compacted = 0  # the highest marker sequence compaction removed, as known
@@ -212,7 +140,7 @@ class NatsTaskStore:
             linger=FOLLOW_LINGER_S,
         ) as bucket:
             store._bucket = bucket
-            await store._decode_followed()
+            await store._mirror.decode_followed()
             yield store
 
     # -- TaskStore -----------------------------------------------------------------------
@@ -328,16 +256,7 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time.
         """
         await self.wait_caught_up()
-        found: list[Entry] = []
-        for task_id, holder in self._holders.items():
-            if holder.node_id != node_id or holder.epoch == except_epoch:
-                continue
-            if epoch is not None and holder.epoch != epoch:
-                continue
-            record = await self._mirror.get(task_id)
-            if record is not None and not is_terminal(record.task.status.state):
-                found.append(Entry(record, holder))
-        return found
+        return await self._mirror.held_by(node_id, epoch=epoch, except_epoch=except_epoch)
 
     async def holders(self) -> set[Holder]:
         """Every holder of a live task, as of every write acknowledged before the call.
@@ -346,12 +265,7 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time.
         """
         await self.wait_caught_up()
-        found: set[Holder] = set()
-        for task_id, holder in self._holders.items():
-            record = await self._mirror.get(task_id)
-            if record is not None and not is_terminal(record.task.status.state):
-                found.add(holder)
-        return found
+        return await self._mirror.holders()
 
     async def list(self, query: TaskQuery) -> TaskPage:
         """One page of matching records, newest first by status timestamp, then id.
@@ -392,16 +306,14 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time.
         """
         await self.wait_caught_up()
-        cutoff = (time.time() if now is None else now) - older_than
-        old = [(key, seq) for key, (seq, when) in self._deleted.items() if when <= cutoff]
+        old = self._mirror.markers(until=(time.time() if now is None else now) - older_than)
         bucket = self._followed()
         with self._conn.bounded(f"compact bucket {bucket.name}"):
             for key, seq in old:
                 await self._conn.js.purge_stream(
                     bucket.stream, subject=bucket.subject(key), seq=seq + 1
                 )
-                if self._deleted.get(key, (0, 0.0))[0] == seq:
-                    del self._deleted[key]
+                self._mirror.marker_removed(key, seq)
             if old:
                 self._compacted = max(self._compacted, *(seq for _, seq in old))
             await self._followed().kv.put(_TAIL_KEY, str(self._compacted).encode())
@@ -409,10 +321,9 @@ class NatsTaskStore:
 
     def statistics(self) -> TaskStoreStatistics:
         """A frozen record of the mirror and the write conflicts."""
-        mirror = self._mirror
         return TaskStoreStatistics(
-            mirrored=len(mirror) + sum(1 for t in self._undecoded if t not in mirror),
-            deleted=len(self._deleted),
+            mirrored=len(self._mirror),
+            deleted=self._mirror.deleted,
             applied=self._followed().applied,
             conflicts=self._conflicts,
             refused=self._refused,
@@ -438,7 +349,7 @@ class NatsTaskStore:
         # The newest (revision, entry) of ``task_id`` seen: a followed change newer than
         # what was noted is decoded for it (the mirror gets it at its next read barrier;
         # an owner's own writes, followed back, are never newer than what it noted).
-        pending = self._undecoded.get(task_id)
+        pending = self._mirror.followed(task_id)
         if pending is not None:
             known = self._known.get(task_id)
             if known is None or pending[0] > known[0]:
@@ -471,16 +382,13 @@ class NatsTaskStore:
             # view from every key's latest value (no checkpoint before the flag is set).
             self._stale = False
             self._rebuilding = rebuilt = anyio.Event()
-            self._mirror = MemoryTaskStore()
-            self._holders.clear()
-            self._deleted.clear()
-            self._undecoded.clear()
+            self._mirror.clear()
             try:
                 await bucket.resync()
             finally:
                 self._rebuilding = None
                 rebuilt.set()
-        await self._decode_followed()
+        await self._mirror.decode_followed()
 
     def _followed(self) -> FollowedBucket:
         bucket = self._bucket
@@ -489,23 +397,15 @@ class NatsTaskStore:
         return bucket
 
     async def _apply(self, change: KVChange) -> None:
-        # Every change of the bucket, in order (FollowedBucket's callback). Every node
-        # gets every write of the cluster, so a value is only kept here, undecoded: the
-        # next read barrier decodes each task's latest (``_decode_followed``).
+        # Every change of the bucket, in order (FollowedBucket's callback).
         task_id = task_id_of_key(change.key)
         if task_id is None:
             if change.key == _TAIL_KEY and change.value and change.value.isdigit():
                 self._compaction_seen(int(change.value))
             return  # bookkeeping, not a task
         if change.value is None:
-            self._deleted[change.key] = (change.sequence, change.time)
-            self._undecoded.pop(task_id, None)
-            await self._mirror.delete(task_id)
-            self._holders.pop(task_id, None)
             self._known.pop(task_id, None)
-            return
-        self._deleted.pop(change.key, None)
-        self._undecoded[task_id] = (change.sequence, change.value)
+        await self._mirror.apply(task_id, change)
 
     def _compaction_seen(self, compacted: int) -> None:
         # ``meta.tail`` says compaction removed markers up to sequence ``compacted``: when
@@ -514,25 +414,3 @@ class NatsTaskStore:
         resumed = self._followed().resumed_after
         if resumed is not None and compacted > resumed:
             self._stale = True
-
-    async def _decode_followed(self) -> None:
-        # Apply every followed change not decoded yet to the mirror (nothing here awaits
-        # anything that suspends: the memory store never checkpoints).
-        undecoded = self._undecoded
-        while undecoded:
-            task_id, (revision, data) = undecoded.popitem()
-            try:
-                entry = decode_entry(data)
-            except msgspec.DecodeError:
-                # Not listed, like on a node that never read the key's earlier value: every
-                # node answers from the key's latest value.
-                logger.error("tasks bucket: key %s is not a task; ignored", task_key(task_id))
-                await self._mirror.delete(task_id)
-                self._holders.pop(task_id, None)
-                continue
-            await self._mirror.save(entry.record)
-            if entry.holder is None:
-                self._holders.pop(task_id, None)
-            else:
-                self._holders[task_id] = entry.holder
-            self._note(revision, entry)

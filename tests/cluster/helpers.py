@@ -11,8 +11,9 @@ from pathlib import Path
 
 from a2a_actors.cluster import NatsServer
 from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.entries import Holder
 from a2a_actors.cluster.event_log import EventLog
-from a2a_actors.cluster.task_store import Holder, NatsTaskStore
+from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import TaskState, TaskStatus
 from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from a2a_actors.cluster.entries import Holder
 from a2a_actors.cluster.member import HeldTaskStore
 from a2a_actors.cluster.publisher import EventLogPublisher
 from a2a_actors.cluster.settling import settle_lost_node
-from a2a_actors.cluster.task_store import Holder, NatsTaskStore
+from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.runtime.environment import WriteLostError

@@ -12,9 +12,10 @@ import anyio
 import pytest
 
 from a2a_actors.cluster import NatsServer
+from a2a_actors.cluster.entries import Holder
 from a2a_actors.cluster.inbox import CancelCommand, InputCommand, OwnerInbox
 from a2a_actors.cluster.owner import SupervisorInbox
-from a2a_actors.cluster.task_store import Holder, NatsTaskStore
+from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import TaskState
 from a2a_actors.protocol.errors import TaskNotCancelableError, TaskNotFoundError
 from a2a_actors.protocol.models import Message, Part, Role, Task

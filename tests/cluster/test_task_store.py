@@ -14,7 +14,8 @@ import msgspec
 import pytest
 
 from a2a_actors.cluster import ClusterUnavailableError
-from a2a_actors.cluster.task_store import Entry, Holder, NatsTaskStore, replaces
+from a2a_actors.cluster.entries import Entry, Holder, replaces
+from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import InvalidParamsError, Task, TaskState, TaskStatus
 from a2a_actors.stores import MemoryTaskStore, StoredTask, TaskQuery, TaskStore
 from a2a_actors.stores.base import encode_page_token
