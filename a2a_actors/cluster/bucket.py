@@ -42,12 +42,19 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from nats.aio.msg import Msg
 from nats.js.api import ConsumerConfig, DeliverPolicy, Header, KeyValueConfig, StorageType
 from nats.js.client import JetStreamContext
-from nats.js.errors import APIError, BucketNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import (
+    APIError,
+    BucketNotFoundError,
+    KeyDeletedError,
+    KeyNotFoundError,
+    KeyWrongLastSequenceError,
+    NoKeysError,
+)
 from nats.js.kv import KeyValue
 
 from .connection import ClusterConnection, acked_sequence, close_subscription
 
-__all__ = ("FollowedBucket", "KVChange", "follow_keys", "stream_sequence")
+__all__ = ("FollowedBucket", "KVChange", "follow_keys", "latest_values", "stream_sequence")
 
 _KV_OP = "KV-Operation"
 #: JetStream's "wrong last sequence" error codes (a conditional write that lost).
@@ -323,6 +330,26 @@ def stream_sequence(reply: str) -> int:
     if count == 9 and tokens[0] == "$JS" and tokens[1] == "ACK":
         return int(tokens[5])
     raise ValueError(f"not a JetStream reply subject: {reply!r}")
+
+
+async def latest_values(kv: KeyValue) -> dict[str, bytes]:
+    """The latest value of every key of ``kv`` that has one now (a deleted or purged key,
+    or one deleted while this reads, is left out). Call it within
+    :meth:`~a2a_actors.cluster.connection.ClusterConnection.bounded`.
+    """
+    found: dict[str, bytes] = {}
+    try:
+        keys = await kv.keys()
+    except NoKeysError:
+        return found
+    for key in keys:
+        try:
+            entry = await kv.get(key)
+        except (KeyNotFoundError, KeyDeletedError):
+            continue  # deleted since the listing
+        if entry.value:
+            found[key] = entry.value
+    return found
 
 
 E = TypeVar("E")

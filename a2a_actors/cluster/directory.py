@@ -29,13 +29,13 @@ import anyio.abc
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BucketNotFoundError, KeyDeletedError, KeyNotFoundError, NoKeysError
+from nats.js.errors import BucketNotFoundError, KeyDeletedError, KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import AgentCard
 
-from .bucket import follow_keys
+from .bucket import follow_keys, latest_values
 from .connection import ClusterConnection
 from .errors import ClusterUnavailableError
 from .names import task_id_of_key, task_key
@@ -162,21 +162,10 @@ class AgentDirectory:
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
-        found: dict[str, AgentRecord] = {}
         with self._conn.bounded(f"list bucket {self.bucket}"):
-            try:
-                keys = await self._kv.keys()
-            except NoKeysError:
-                return found
-            for key in keys:
-                try:
-                    entry = await self._kv.get(key)
-                except (KeyNotFoundError, KeyDeletedError):
-                    continue  # withdrawn since the listing
-                record = _decode(entry.value)
-                if record is not None:
-                    found[record.name] = record
-        return found
+            values = await latest_values(self._kv)
+        records = (_decode(value) for value in values.values())
+        return {record.name: record for record in records if record is not None}
 
     async def hold(
         self,

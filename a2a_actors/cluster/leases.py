@@ -39,14 +39,11 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import (
     BucketNotFoundError,
-    KeyDeletedError,
-    KeyNotFoundError,
     KeyWrongLastSequenceError,
-    NoKeysError,
 )
 from nats.js.kv import KeyValue
 
-from .bucket import follow_keys
+from .bucket import follow_keys, latest_values
 from .connection import ClusterConnection
 from .errors import ClusterUnavailableError, LeaseLostError
 
@@ -264,22 +261,12 @@ class NodeLeases:
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
-        found: dict[str, LeaseRecord] = {}
         with self._conn.bounded(f"list bucket {self._bucket}"):
-            try:
-                keys = await self._kv.keys()
-            except NoKeysError:
-                return found
-            for key in keys:
-                try:
-                    entry = await self._kv.get(key)
-                except (KeyNotFoundError, KeyDeletedError):
-                    continue
-                if entry.value:
-                    try:
-                        found[key] = _decoder.decode(entry.value)
-                    except msgspec.DecodeError:
-                        continue  # acquired this instant; its record follows
+            values = await latest_values(self._kv)
+        found: dict[str, LeaseRecord] = {}
+        for node_id, value in values.items():
+            with contextlib.suppress(msgspec.DecodeError):  # acquired this instant
+                found[node_id] = _decoder.decode(value)
         return found
 
     @asynccontextmanager
