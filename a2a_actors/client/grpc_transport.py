@@ -20,7 +20,7 @@ The wire, per the ``lf.a2a.v1.A2AService`` of the spec's ``a2a.proto``:
 * errors: a status other than OK becomes the typed error named by the
   ``google.rpc.ErrorInfo`` reason in ``grpc-status-details-bin`` (``remote=True``, ``data``
   the Status details as ProtoJSON dicts, as the JSON bindings give them), else the class of
-  the status code (:func:`a2a_actors.protocol.protobuf.error_from_status`, the one table);
+  the status code (:func:`a2a_actors.protocol.grpc_status.error_from_status`, the one table);
   UNAVAILABLE, DEADLINE_EXCEEDED and a CANCELLED we did not ask for become
   :class:`~.errors.A2AConnectionError`.
 
@@ -56,7 +56,7 @@ from google.protobuf.message import DecodeError
 from google.rpc import status_pb2
 
 from a2a_actors._version import __version__
-from a2a_actors.protocol import protobuf
+from a2a_actors.protocol import grpc_status, protobuf
 from a2a_actors.protocol.card import AgentInterface
 from a2a_actors.protocol.errors import A2AError, InternalError, MethodNotFoundError
 from a2a_actors.protocol.models import StreamResponse
@@ -89,11 +89,11 @@ def error_from_grpc(exc: grpc.aio.AioRpcError, *, target: str) -> A2AError:
         return A2AConnectionError(f"call to {target} failed: {code.name}: {text}")
     trailers = {str(k): v for k, v in (exc.trailing_metadata() or ())}
     status = status_pb2.Status(code=code.value[0], message=text)
-    raw = trailers.get(protobuf.STATUS_DETAILS_KEY)
+    raw = trailers.get(grpc_status.STATUS_DETAILS_KEY)
     if isinstance(raw, bytes):
         with contextlib.suppress(DecodeError):  # malformed: the status code still says enough
             status = status_pb2.Status.FromString(raw)
-    error = protobuf.error_from_status(status)
+    error = grpc_status.error_from_status(status)
     headers = {k: v for k, v in trailers.items() if isinstance(v, str)}
     return apply_retry_after(error, headers)
 

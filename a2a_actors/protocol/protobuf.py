@@ -21,22 +21,9 @@ API (shared by the gRPC server and client)
     valid message of ``type_``'s proto type).
 ``proto_type(type_)``
     The ``a2a_pb2`` class of a Struct type.
-``METHODS``, ``SERVICE``
-    The eleven RPCs of ``lf.a2a.v1.A2AService`` (from the SDK's descriptor), each with its
-    request Struct, response Struct (``None`` for DeleteTaskPushNotificationConfig, whose
-    answer is ``google.protobuf.Empty``) and whether it streams; ``Method.path`` is the
-    gRPC method path (``/lf.a2a.v1.A2AService/SendMessage``).
-``error_to_status(error)`` / ``error_from_status(status)``
-    An :class:`~a2a_actors.protocol.errors.A2AError` to the ``google.rpc.Status`` sent in
-    the ``grpc-status-details-bin`` trailer (:data:`STATUS_DETAILS_KEY`), and back. The
-    status code comes from the error table (``ErrorSpec.grpc_status``), the message is the
-    error's message, and the details are the ``google.rpc.ErrorInfo`` (reason, domain
-    ``a2a-protocol.org``, string metadata), a ``google.rpc.BadRequest`` for an invalid
-    param (its field path) and a ``google.rpc.RetryInfo`` for ``ServerBusyError``.
-    ``error_from_status`` returns the error class of the ErrorInfo reason (by status code
-    when there is none), ``remote=True``, with the details as ProtoJSON dicts in ``data``.
-``status_code(error)``
-    The numeric gRPC status code of an error.
+
+The service's RPCs are :mod:`~a2a_actors.protocol.grpc_service`'s, and errors travel as
+:mod:`~a2a_actors.protocol.grpc_status` says.
 
 Failures: ``from_proto`` and ``decode`` raise
 :class:`~a2a_actors.protocol.errors.InvalidParamsError` whose ``field`` is the proto path of
@@ -61,7 +48,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,47 +55,22 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 from a2a.types import a2a_pb2
-from google.protobuf import any_pb2, duration_pb2, json_format, struct_pb2
+from google.protobuf import struct_pb2
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message as ProtoMessage
-from google.rpc import code_pb2, error_details_pb2, status_pb2
 from msgspec import inspect as mi
 from msgspec.structs import astuple
 
-from . import card, models, requests
 from .codec import error_path
 from .errors import (
-    ERROR_DOMAIN,
-    ERROR_INFO_TYPE,
-    A2AError,
     InvalidParamsError,
-    MethodNotFoundError,
-    ServerBusyError,
-    UnauthenticatedError,
-    error_for_reason,
 )
 from .models import WireStruct
 
-__all__ = (
-    "METHODS",
-    "SERVICE",
-    "STATUS_DETAILS_KEY",
-    "Method",
-    "decode",
-    "encode",
-    "error_from_status",
-    "error_to_status",
-    "from_proto",
-    "proto_type",
-    "status_code",
-    "to_proto",
-)
+__all__ = ("decode", "encode", "from_proto", "proto_type", "to_proto")
 
 S = TypeVar("S", bound=WireStruct)
 
-#: The trailing-metadata key of the binary ``google.rpc.Status`` (gRPC's rich errors).
-STATUS_DETAILS_KEY = "grpc-status-details-bin"
-RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo"
 _SAFE_INT = 2**53
 _UTC = _dt.UTC
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
@@ -514,146 +475,3 @@ def decode(data: bytes, type_: type[S]) -> S:
         name = proto.DESCRIPTOR.full_name
         raise InvalidParamsError(f"malformed protobuf: not a valid {name} message") from None
     return from_proto(message, type_)
-
-
-# -- the service ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Method:
-    """One RPC of ``lf.a2a.v1.A2AService``.
-
-    Attributes:
-        name: The method name (``SendMessage``).
-        path: The gRPC method path (``/lf.a2a.v1.A2AService/SendMessage``).
-        request: The request's Struct type.
-        response: The response's Struct type (``None``: ``google.protobuf.Empty``).
-        streaming: Whether the server streams ``StreamResponse`` messages.
-    """
-
-    name: str
-    path: str
-    request: type[WireStruct]
-    response: type[WireStruct] | None
-    streaming: bool
-
-
-_STRUCTS: dict[str, type[WireStruct]] = {
-    cls.__name__: cls
-    for module in (models, requests, card)
-    for cls in vars(module).values()
-    if isinstance(cls, type) and issubclass(cls, WireStruct) and cls is not WireStruct
-}
-
-_DESCRIPTOR = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"]
-#: The service's full name.
-SERVICE: str = _DESCRIPTOR.full_name
-#: Every RPC of the service, by method name, in the descriptor's order.
-METHODS: dict[str, Method] = {
-    m.name: Method(
-        name=m.name,
-        path=f"/{SERVICE}/{m.name}",
-        request=_STRUCTS[m.input_type.name],
-        response=None
-        if m.output_type.full_name == "google.protobuf.Empty"
-        else (_STRUCTS[m.output_type.name]),
-        streaming=m.server_streaming,
-    )
-    for m in _DESCRIPTOR.methods
-}
-
-
-# -- errors --------------------------------------------------------------------------------
-
-#: An error class for statuses without an a2a-protocol.org ErrorInfo.
-_BY_STATUS: dict[int, type[A2AError]] = {
-    code_pb2.UNAUTHENTICATED: UnauthenticatedError,
-    code_pb2.RESOURCE_EXHAUSTED: ServerBusyError,
-    code_pb2.INVALID_ARGUMENT: InvalidParamsError,
-    code_pb2.UNIMPLEMENTED: MethodNotFoundError,
-}
-
-
-def status_code(error: A2AError) -> int:
-    """The numeric gRPC status code of ``error`` (from the error table)."""
-    code: int = code_pb2.Code.Value(error.spec.grpc_status)
-    return code
-
-
-def error_to_status(error: A2AError) -> status_pb2.Status:
-    """The ``google.rpc.Status`` of ``error``: code, message, ErrorInfo and further details.
-
-    Detail dicts whose ``@type`` is not a known ``google.rpc`` type are left out.
-    """
-    details = [d for d in (_pack(item) for item in error.details()) if d is not None]
-    if not any(d.type_url == ERROR_INFO_TYPE for d in details):  # a remote error's odd data
-        details.insert(0, _error_info(error.error_info()))
-    if isinstance(error, ServerBusyError) and not error.remote:
-        delay = duration_pb2.Duration()
-        delay.FromTimedelta(_dt.timedelta(seconds=max(error.retry_after, 0.0)))
-        retry = any_pb2.Any()
-        retry.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
-        details.append(retry)
-    return status_pb2.Status(code=status_code(error), message=error.message, details=details)
-
-
-def _pack(item: Any) -> any_pb2.Any | None:
-    if not isinstance(item, dict):
-        return None
-    if item.get("@type") == ERROR_INFO_TYPE:
-        return _error_info(item)
-    packed = any_pb2.Any()
-    try:
-        json_format.ParseDict(item, packed)
-    except (json_format.ParseError, TypeError, KeyError, ValueError):
-        return None
-    return packed
-
-
-def _error_info(item: dict[str, Any]) -> any_pb2.Any:
-    metadata = item.get("metadata") or {}
-    info = error_details_pb2.ErrorInfo(
-        reason=str(item.get("reason", "")),
-        domain=str(item.get("domain", "")),
-        metadata={str(k): v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()},
-    )
-    packed = any_pb2.Any()
-    packed.Pack(info)
-    return packed
-
-
-def error_from_status(status: status_pb2.Status) -> A2AError:
-    """The error a peer sent as ``status`` (``remote=True``; details in ``data``)."""
-    cls: type[A2AError] | None = None
-    metadata: dict[str, str] = {}
-    data: list[Any] = []
-    extra: dict[str, Any] = {}
-    for detail in status.details:
-        try:
-            data.append(json_format.MessageToDict(detail))
-        except (json_format.Error, TypeError, KeyError):
-            continue  # a detail type this process does not know
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            if info.domain == ERROR_DOMAIN and cls is None:
-                cls = error_for_reason(info.reason)
-                metadata = dict(info.metadata)
-        elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-            bad = error_details_pb2.BadRequest()
-            detail.Unpack(bad)
-            if bad.field_violations:
-                extra["field"] = bad.field_violations[0].field
-        elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            retry = error_details_pb2.RetryInfo()
-            detail.Unpack(retry)
-            extra["retry_after"] = retry.retry_delay.ToTimedelta().total_seconds()
-    if cls is None:
-        cls = _BY_STATUS.get(status.code, A2AError)
-    if cls is InvalidParamsError:
-        kwargs = {"field": extra["field"]} if "field" in extra else {}
-    elif cls is ServerBusyError:
-        kwargs = {"retry_after": extra["retry_after"]} if "retry_after" in extra else {}
-    else:
-        kwargs = {}
-    return cls(status.message, data=data, metadata=metadata, remote=True, **kwargs)

@@ -16,7 +16,7 @@ from a2a.client.transports.grpc import GrpcTransport
 from a2a.types import a2a_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from a2a_actors.protocol import protobuf
+from a2a_actors.protocol import grpc_service, grpc_status, protobuf
 from a2a_actors.server import GrpcOptions, ServerConfig, create_app, serve, service_of
 from a2a_actors.server.service import A2AService
 from tests.server.agents import scenario_agent
@@ -103,7 +103,7 @@ class Outcome:
 def _outcome(call: Any, messages: list[bytes]) -> Any:
     async def read() -> Outcome:
         trailing = dict(await call.trailing_metadata() or ())
-        raw = trailing.get(protobuf.STATUS_DETAILS_KEY)
+        raw = trailing.get(grpc_status.STATUS_DETAILS_KEY)
         status = None if raw is None else status_pb2.Status.FromString(raw)
         code = await call.code()
         details = await call.details()
@@ -122,7 +122,7 @@ async def raw_unary(
     metadata: Sequence[tuple[str, str]] = V1,
 ) -> Outcome:
     """Call ``method`` with ``body`` as it is; the outcome (an error is not raised)."""
-    call = opened.unary_unary(protobuf.METHODS[method].path)(body, metadata=tuple(metadata))
+    call = opened.unary_unary(grpc_service.METHODS[method].path)(body, metadata=tuple(metadata))
     try:
         answer = await call
     except grpc.aio.AioRpcError:
@@ -139,7 +139,7 @@ async def raw_stream(
     metadata: Sequence[tuple[str, str]] = V1,
 ) -> Outcome:
     """A streaming call read to its end; the messages and the outcome."""
-    call = opened.unary_stream(protobuf.METHODS[method].path)(body, metadata=tuple(metadata))
+    call = opened.unary_stream(grpc_service.METHODS[method].path)(body, metadata=tuple(metadata))
     messages: list[bytes] = []
     try:
         async for message in call:

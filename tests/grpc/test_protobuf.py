@@ -26,7 +26,7 @@ from google.protobuf import json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from hypothesis import given, settings, strategies as st
 
-from a2a_actors.protocol import card as c, codec, protobuf
+from a2a_actors.protocol import card as c, codec, grpc_service, grpc_status, protobuf
 from a2a_actors.protocol.errors import (
     ERROR_TABLE,
     A2AError,
@@ -338,8 +338,8 @@ def test_every_proto_message_of_the_package_is_converted() -> None:
 
 
 def test_the_service_has_the_eleven_methods() -> None:
-    assert protobuf.SERVICE == "lf.a2a.v1.A2AService"
-    assert list(protobuf.METHODS) == [
+    assert grpc_service.SERVICE == "lf.a2a.v1.A2AService"
+    assert list(grpc_service.METHODS) == [
         "SendMessage",
         "SendStreamingMessage",
         "GetTask",
@@ -352,17 +352,17 @@ def test_the_service_has_the_eleven_methods() -> None:
         "GetExtendedAgentCard",
         "DeleteTaskPushNotificationConfig",
     ]
-    send = protobuf.METHODS["SendStreamingMessage"]
+    send = grpc_service.METHODS["SendStreamingMessage"]
     assert send.path == "/lf.a2a.v1.A2AService/SendStreamingMessage"
     assert (send.request, send.response, send.streaming) == (
         SendMessageRequest,
         StreamResponse,
         True,
     )
-    delete = protobuf.METHODS["DeleteTaskPushNotificationConfig"]
+    delete = grpc_service.METHODS["DeleteTaskPushNotificationConfig"]
     assert delete.response is None
     assert not delete.streaming
-    assert [m.name for m in protobuf.METHODS.values() if m.streaming] == [
+    assert [m.name for m in grpc_service.METHODS.values() if m.streaming] == [
         "SendStreamingMessage",
         "SubscribeToTask",
     ]
@@ -374,7 +374,7 @@ def test_the_methods_are_those_of_the_generated_servicer() -> None:
     from a2a.types import a2a_pb2_grpc
 
     generated = {n for n in vars(a2a_pb2_grpc.A2AServiceServicer) if not n.startswith("_")}
-    assert generated == set(protobuf.METHODS)
+    assert generated == set(grpc_service.METHODS)
 
 
 def test_a_struct_without_a_proto_message_is_refused() -> None:
@@ -558,7 +558,7 @@ def test_invalid_content_is_invalid_params_with_the_proto_path(
     error = _invalid(message, cls)
     assert error.field == field
     assert text in error.message
-    status = protobuf.error_to_status(error)
+    status = grpc_status.error_to_status(error)
     assert status.code == code_pb2.INVALID_ARGUMENT
     bad = error_details_pb2.BadRequest()
     assert status.details[1].Unpack(bad)
@@ -578,10 +578,10 @@ def test_malformed_bytes_are_invalid_params() -> None:
         protobuf.decode(b"\x0a\xff\xff\xff", SendMessageRequest)
 
 
-@given(st.binary(max_size=64), st.sampled_from(sorted(protobuf.METHODS)))
+@given(st.binary(max_size=64), st.sampled_from(sorted(grpc_service.METHODS)))
 def test_fuzz_decode_gives_a_request_or_invalid_params(data: bytes, method: str) -> None:
     with contextlib.suppress(InvalidParamsError):  # anything else fails the test
-        protobuf.decode(data, protobuf.METHODS[method].request)
+        protobuf.decode(data, grpc_service.METHODS[method].request)
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -590,8 +590,10 @@ def test_fuzz_decode_gives_a_request_or_invalid_params(data: bytes, method: str)
 @pytest.mark.parametrize("cls", list(ERROR_TABLE), ids=[cls.__name__ for cls in ERROR_TABLE])
 def test_every_error_becomes_its_status_and_back(cls: type[A2AError]) -> None:
     error = cls("why", metadata={"taskId": "t"})
-    status = protobuf.error_to_status(error)
-    assert status.code == code_pb2.Code.Value(error.spec.grpc_status) == protobuf.status_code(error)
+    status = grpc_status.error_to_status(error)
+    assert (
+        status.code == code_pb2.Code.Value(error.spec.grpc_status) == grpc_status.status_code(error)
+    )
     assert status.message == "why"
     info = error_details_pb2.ErrorInfo()
     assert status.details[0].Unpack(info)
@@ -600,7 +602,7 @@ def test_every_error_becomes_its_status_and_back(cls: type[A2AError]) -> None:
         "a2a-protocol.org",
         {"taskId": "t"},
     )
-    back = protobuf.error_from_status(status_pb2.Status.FromString(status.SerializeToString()))
+    back = grpc_status.error_from_status(status_pb2.Status.FromString(status.SerializeToString()))
     expected = InvalidAgentResponseError if cls is IllegalTransitionError else cls
     assert type(back) is expected
     assert back.remote
@@ -622,12 +624,12 @@ def test_the_sdk_knows_the_a2a_reasons() -> None:
 
 
 def test_server_busy_carries_retry_info() -> None:
-    status = protobuf.error_to_status(ServerBusyError(retry_after=2.5))
+    status = grpc_status.error_to_status(ServerBusyError(retry_after=2.5))
     assert status.code == code_pb2.RESOURCE_EXHAUSTED
     retry = error_details_pb2.RetryInfo()
     assert status.details[-1].Unpack(retry)
     assert retry.retry_delay.ToTimedelta() == dt.timedelta(seconds=2.5)
-    back = protobuf.error_from_status(status)
+    back = grpc_status.error_from_status(status)
     assert isinstance(back, ServerBusyError)
     assert back.retry_after == 2.5
 
@@ -643,7 +645,7 @@ def test_a_remote_error_with_odd_details_still_converts() -> None:
         {"@type": "type.example.com/unknown.Detail", "x": 1},
         "not a dict",
     ]
-    status = protobuf.error_to_status(TaskNotFoundError("gone", data=data, remote=True))
+    status = grpc_status.error_to_status(TaskNotFoundError("gone", data=data, remote=True))
     assert [d.type_url for d in status.details] == ["type.googleapis.com/google.rpc.ErrorInfo"]
     info = error_details_pb2.ErrorInfo()
     status.details[0].Unpack(info)
@@ -661,7 +663,7 @@ def test_a_remote_error_with_odd_details_still_converts() -> None:
     ],
 )
 def test_a_status_without_error_info_maps_by_code(code: int, cls: type[A2AError]) -> None:
-    error = protobuf.error_from_status(status_pb2.Status(code=code, message="m"))
+    error = grpc_status.error_from_status(status_pb2.Status(code=code, message="m"))
     assert type(error) is cls
     assert (error.message, error.remote, error.data) == ("m", True, [])
     if cls is A2AError:
@@ -671,7 +673,7 @@ def test_a_status_without_error_info_maps_by_code(code: int, cls: type[A2AError]
 def test_error_info_of_another_domain_is_not_ours() -> None:
     status = status_pb2.Status(code=code_pb2.NOT_FOUND, message="m")
     status.details.add().Pack(error_details_pb2.ErrorInfo(reason="TASK_NOT_FOUND", domain="x"))
-    assert type(protobuf.error_from_status(status)) is A2AError
+    assert type(grpc_status.error_from_status(status)) is A2AError
 
 
 # -- lazily imported ---------------------------------------------------------------------------
@@ -718,14 +720,16 @@ print(json.dumps(sorted(sys.modules)))
         m
         for m in loaded
         if m.startswith(("google.protobuf", "grpc", "a2a.types", "a2a_actors.protocol.protobuf"))
+        or m in ("a2a_actors.protocol.grpc_service", "a2a_actors.protocol.grpc_status")
         or m.startswith("a2a_actors.server.grpc.")
     ]
     assert leaked == []
 
 
-def test_the_conversion_module_itself_imports_no_io() -> None:
-    """Importing the SDK's package loads anyio (its ``__init__``); our module does no I/O."""
-    tree = ast.parse((ROOT / "a2a_actors/protocol/protobuf.py").read_text())
+@pytest.mark.parametrize("module", ["protobuf", "grpc_service", "grpc_status"])
+def test_the_grpc_wire_modules_themselves_import_no_io(module: str) -> None:
+    """Importing the SDK's package loads anyio (its ``__init__``); our modules do no I/O."""
+    tree = ast.parse((ROOT / f"a2a_actors/protocol/{module}.py").read_text())
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)

@@ -21,7 +21,7 @@ from a2a.types import a2a_pb2
 from a2a.utils import errors as sdk_errors
 from google.protobuf import json_format
 
-from a2a_actors.protocol import protobuf
+from a2a_actors.protocol import grpc_service, protobuf
 from a2a_actors.protocol.card import AgentCard
 from a2a_actors.runtime import TaskContext
 from a2a_actors.server import (
@@ -212,14 +212,14 @@ async def test_cancel_mid_stream_leaves_the_task_running(method: str) -> None:
         async with grpc_served() as served, channel(served.address) as opened:
             body = send_request("sleep now", return_immediately=method != "SendStreamingMessage")
             if method == "SubscribeToTask":
-                answer = await opened.unary_unary(protobuf.METHODS["SendMessage"].path)(
+                answer = await opened.unary_unary(grpc_service.METHODS["SendMessage"].path)(
                     body.SerializeToString(), metadata=V1
                 )
                 task_id = a2a_pb2.SendMessageResponse.FromString(answer).task.id
                 request = a2a_pb2.SubscribeToTaskRequest(id=task_id).SerializeToString()
             else:
                 request = body.SerializeToString()
-            call = opened.unary_stream(protobuf.METHODS[method].path)(request, metadata=V1)
+            call = opened.unary_stream(grpc_service.METHODS[method].path)(request, metadata=V1)
             first = a2a_pb2.StreamResponse.FromString(await call.read())
             task_id = first.task.id
             await _wait_until(lambda: served.service.hub.open_streams == 1)
@@ -235,12 +235,12 @@ async def test_cancel_mid_stream_leaves_the_task_running(method: str) -> None:
 async def test_shutdown_ends_open_streams() -> None:
     with anyio.fail_after(TIMEOUT):
         async with grpc_served() as served, channel(served.address) as opened:
-            task = await opened.unary_unary(protobuf.METHODS["SendMessage"].path)(
+            task = await opened.unary_unary(grpc_service.METHODS["SendMessage"].path)(
                 send_request("sleep", return_immediately=True).SerializeToString(),
                 metadata=V1,
             )
             task_id = a2a_pb2.SendMessageResponse.FromString(task).task.id
-            call = opened.unary_stream(protobuf.METHODS["SubscribeToTask"].path)(
+            call = opened.unary_stream(grpc_service.METHODS["SubscribeToTask"].path)(
                 a2a_pb2.SubscribeToTaskRequest(id=task_id).SerializeToString(), metadata=V1
             )
             assert a2a_pb2.StreamResponse.FromString(await call.read()).task.id == task_id
@@ -320,7 +320,7 @@ async def test_the_extended_card() -> None:
 async def test_extensions_travel_as_metadata() -> None:
     with anyio.fail_after(TIMEOUT):
         async with grpc_served() as served, channel(served.address) as opened:
-            call = opened.unary_unary(protobuf.METHODS["SendMessage"].path)(
+            call = opened.unary_unary(grpc_service.METHODS["SendMessage"].path)(
                 send_request("whoami").SerializeToString(),
                 metadata=(*V1, ("a2a-extensions", f"{EXTENSION}, urn:unknown")),
             )
@@ -365,7 +365,7 @@ async def test_a_deadline_cancels_the_call_not_the_task() -> None:
     """gRPC cancels the server's handler when the deadline passes; the task goes on."""
     with anyio.fail_after(TIMEOUT):
         async with grpc_served() as served, channel(served.address) as opened:
-            send = opened.unary_unary(protobuf.METHODS["SendMessage"].path)
+            send = opened.unary_unary(grpc_service.METHODS["SendMessage"].path)
             with pytest.raises(grpc.aio.AioRpcError) as info:
                 await send(send_request("sleep").SerializeToString(), metadata=V1, timeout=0.2)
             assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -407,7 +407,7 @@ async def test_trace_context_and_tenant_reach_the_agent() -> None:
     request.tenant = "acme"
     with anyio.fail_after(TIMEOUT):
         async with grpc_served(_headers_agent) as served, channel(served.address) as opened:
-            answer = await opened.unary_unary(protobuf.METHODS["SendMessage"].path)(
+            answer = await opened.unary_unary(grpc_service.METHODS["SendMessage"].path)(
                 request.SerializeToString(), metadata=(*V1, ("traceparent", traceparent))
             )
             reply = a2a_pb2.SendMessageResponse.FromString(answer).message

@@ -14,7 +14,7 @@ import pytest
 from a2a.types import a2a_pb2
 from google.rpc import error_details_pb2
 
-from a2a_actors.protocol import protobuf
+from a2a_actors.protocol import grpc_service, protobuf
 from a2a_actors.server import JWTOptions, ServerConfig
 from tests.server.agents import REQUIRED_EXTENSION
 from tests.trust.keys import AUDIENCE, ISSUER, SigningKey, jwks
@@ -51,7 +51,7 @@ async def _call(
     body: bytes,
     metadata: Sequence[tuple[str, str]] = V1,
 ) -> Outcome:
-    if protobuf.METHODS[method].streaming:
+    if grpc_service.METHODS[method].streaming:
         return await raw_stream(opened, method, body, metadata)
     return await raw_unary(opened, method, body, metadata)
 
@@ -75,7 +75,7 @@ async def _still_serves(opened: grpc.aio.Channel) -> None:
 # -- malformed and invalid requests ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", sorted(protobuf.METHODS))
+@pytest.mark.parametrize("method", sorted(grpc_service.METHODS))
 async def test_malformed_protobuf_is_invalid_params(method: str) -> None:
     with anyio.fail_after(TIMEOUT):
         async with grpc_served() as served, channel(served.address) as opened:
@@ -93,7 +93,7 @@ async def test_random_bytes_never_crash_the_server() -> None:
     with anyio.fail_after(TIMEOUT * 2):
         async with grpc_served() as served, channel(served.address) as opened:
             for body in bodies:
-                outcome = await _call(opened, rng.choice(sorted(protobuf.METHODS)), body)
+                outcome = await _call(opened, rng.choice(sorted(grpc_service.METHODS)), body)
                 assert outcome.code in (OK, INVALID, NOT_FOUND, PRECONDITION), outcome
                 assert outcome.code is OK or outcome.reason  # every refusal says why
             await _still_serves(opened)
@@ -246,13 +246,13 @@ async def _alice_task(opened: grpc.aio.Channel) -> str:
     return task_id
 
 
-@pytest.mark.parametrize("method", sorted(protobuf.METHODS))
+@pytest.mark.parametrize("method", sorted(grpc_service.METHODS))
 @pytest.mark.parametrize("credentials", [(), (("x-api-key", "wrong"),)], ids=["none", "wrong"])
 async def test_missing_or_wrong_credentials_are_unauthenticated(
     method: str, credentials: tuple[tuple[str, str], ...]
 ) -> None:
     config = ServerConfig(api_keys=KEYS)
-    body = VALID.get(method, protobuf.proto_type(protobuf.METHODS[method].request)())
+    body = VALID.get(method, protobuf.proto_type(grpc_service.METHODS[method].request)())
     with anyio.fail_after(TIMEOUT):
         async with grpc_served(config=config) as served, channel(served.address) as opened:
             outcome = await _call(opened, method, body.SerializeToString(), (*V1, *credentials))

@@ -26,7 +26,7 @@ import anyio
 import grpc
 import grpc.aio
 
-from a2a_actors.protocol import protobuf
+from a2a_actors.protocol import grpc_service
 
 from ..grpc_options import GrpcOptions
 from ..service import A2AService
@@ -44,7 +44,7 @@ def _add_reflection(server: grpc.aio.Server) -> None:
         from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
     except ImportError:
         return
-    reflection.enable_server_reflection((protobuf.SERVICE, reflection.SERVICE_NAME), server)
+    reflection.enable_server_reflection((grpc_service.SERVICE, reflection.SERVICE_NAME), server)
 
 
 def _address(host: str, port: int) -> str:

@@ -1,6 +1,6 @@
 """The RPCs of ``lf.a2a.v1.A2AService``, answered through the served agent's methods.
 
-Every RPC of the SDK's service descriptor (:data:`a2a_actors.protocol.protobuf.METHODS`)
+Every RPC of the SDK's service descriptor (:data:`a2a_actors.protocol.grpc_service.METHODS`)
 gets a handler that takes the request's raw bytes, so that malformed protobuf is our error
 (``INVALID_ARGUMENT`` with ``INVALID_PARAMS``) and not grpcio's, and runs the same method
 the JSON-RPC binding runs (:data:`..jsonrpc.UNARY`, :data:`..jsonrpc.STREAMING`: one table of
@@ -11,7 +11,7 @@ Checks, in the order of the HTTP bindings (docs/server.md): credentials (the
 without them when the extended card is public), ``a2a-version`` (absent means 0.3, which
 is not served over gRPC: ``FAILED_PRECONDITION`` / ``VERSION_NOT_SUPPORTED``), the request
 (``INVALID_ARGUMENT`` with the field path), then the method's own errors. Every error is
-the status of the error table (:func:`~a2a_actors.protocol.protobuf.error_to_status`): its
+the status of the error table (:func:`~a2a_actors.protocol.grpc_status.error_to_status`): its
 code and message, and the binary ``google.rpc.Status`` (ErrorInfo, BadRequest, RetryInfo)
 in the ``grpc-status-details-bin`` trailer; an ``UNAUTHENTICATED`` also carries
 ``www-authenticate``. The extensions a call activated are sent as the ``a2a-extensions``
@@ -35,10 +35,10 @@ import anyio
 import grpc
 import grpc.aio
 
-from a2a_actors.protocol import protobuf
+from a2a_actors.protocol import grpc_service, grpc_status, protobuf
 from a2a_actors.protocol.errors import UnauthenticatedError
+from a2a_actors.protocol.grpc_service import Method
 from a2a_actors.protocol.models import WireStruct
-from a2a_actors.protocol.protobuf import Method
 
 from ..checks import is_supported_v1, requested_version, version_error
 from ..jsonrpc import STREAMING, UNARY
@@ -72,14 +72,14 @@ class A2AServicer:
     def generic_handler(self) -> Any:
         """grpcio's handler of the whole service (raw bytes in and out)."""
         handlers = {}
-        for method in protobuf.METHODS.values():
+        for method in grpc_service.METHODS.values():
             if method.streaming:
                 handlers[method.name] = grpc.unary_stream_rpc_method_handler(
                     self._streaming(method)
                 )
             else:
                 handlers[method.name] = grpc.unary_unary_rpc_method_handler(self._unary(method))
-        return grpc.method_handlers_generic_handler(protobuf.SERVICE, handlers)
+        return grpc.method_handlers_generic_handler(grpc_service.SERVICE, handlers)
 
     async def _admit(self, context: Any, method: Method) -> CallContext:
         """The call's context once its credentials and version are checked.
@@ -106,13 +106,13 @@ class A2AServicer:
     async def _abort(self, context: Any, exc: BaseException) -> NoReturn:
         """End the call with the status of ``exc`` (grpcio raises to end the handler)."""
         error = as_a2a_error(exc)
-        status = protobuf.error_to_status(error)
+        status = grpc_status.error_to_status(error)
         challenge = (
             self._service.auth.challenge(error) if isinstance(error, UnauthenticatedError) else ""
         )
         trailing = (
             *error_metadata(error, challenge),
-            (protobuf.STATUS_DETAILS_KEY, status.SerializeToString()),
+            (grpc_status.STATUS_DETAILS_KEY, status.SerializeToString()),
         )
         await context.abort(_CODES[status.code], status.message, trailing_metadata=trailing)
         raise AssertionError("unreachable: grpcio's abort raises")
