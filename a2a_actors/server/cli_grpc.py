@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import cli_values
 from .config import ServerConfig
 from .grpc_options import GrpcExtraMissingError, GrpcOptions, require_grpc
 
@@ -29,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--grpc-port``, ``--grpc-host`` and ``--grpc-advertise`` to ``serve``."""
     parser.add_argument(
         "--grpc-port",
-        type=_port,
+        type=cli_values.port,
         metavar="PORT",
         help="also serve the gRPC binding on this port (0 picks a free one; asyncio)",
     )
@@ -42,16 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the gRPC address the card gives (default: the card's host, the bound port)",
     )
     parser.set_defaults(grpc_shared=False)  # a worker's, set by its parent
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0..65535 (0 picks a free one), not {port}")
-    return port
 
 
 def apply(config: ServerConfig, args: argparse.Namespace) -> ServerConfig:

@@ -86,7 +86,7 @@ from a2a_actors.protocol.errors import ServerBusyError
 from a2a_actors.runtime import as_agent
 from a2a_actors.stores import SQLiteTaskStore, StoreError
 
-from . import cli_grpc, cli_metrics, cli_trust, workers
+from . import cli_grpc, cli_metrics, cli_trust, cli_values, workers
 from .app import create_app, service_of
 from .auth import principal_for_secret
 from .config import ClusterOptions, ServedAgent, ServerConfig
@@ -144,14 +144,16 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("target", metavar="MODULE:ATTR", help="the agent to serve")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=_port, default=0, help="0 picks a free port")
+    parser.add_argument("--port", type=cli_values.port, default=0, help="0 picks a free port")
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     auth = parser.add_mutually_exclusive_group()
     auth.add_argument("--api-key", metavar="KEY", help="require this key in X-API-Key")
     auth.add_argument("--bearer-token", metavar="TOKEN", help="require this Bearer token")
-    parser.add_argument("--max-tasks", type=_positive, metavar="N", help="cap on live tasks")
     parser.add_argument(
-        "--max-running", type=_positive, metavar="N", help="cap on running handlers"
+        "--max-tasks", type=cli_values.positive, metavar="N", help="cap on live tasks"
+    )
+    parser.add_argument(
+        "--max-running", type=cli_values.positive, metavar="N", help="cap on running handlers"
     )
     parser.add_argument(
         "--allow-private-push",
@@ -165,10 +167,13 @@ def register(subparsers: Any) -> None:
         help="where tasks live: in memory (default) or durably in a SQLite file",
     )
     parser.add_argument(
-        "--retention-ttl", type=_seconds, metavar="SECONDS", help="evict finished tasks this old"
+        "--retention-ttl",
+        type=cli_values.seconds,
+        metavar="SECONDS",
+        help="evict finished tasks this old",
     )
     parser.add_argument(
-        "--retention-max", type=_count, metavar="N", help="keep at most N finished tasks"
+        "--retention-max", type=cli_values.count, metavar="N", help="keep at most N finished tasks"
     )
     parser.add_argument(
         "--middleware",
@@ -184,7 +189,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--register-ttl",
-        type=_seconds,
+        type=cli_values.seconds,
         default=DEFAULT_REGISTER_TTL,
         metavar="SECONDS",
         help="how long a registration outlives the server's last refresh (default 30)",
@@ -207,14 +212,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--cluster-lease",
-        type=_seconds,
+        type=cli_values.seconds,
         default=10.0,
         metavar="SECONDS",
         help="lease time of a new cluster: lost nodes' tasks are settled within it",
     )
     parser.add_argument(
         "--cluster-replicas",
-        type=_positive,
+        type=cli_values.positive,
         default=1,
         metavar="N",
         help="JetStream replicas of a new cluster's buckets and stream (1..5; default 1)",
@@ -225,44 +230,6 @@ def register(subparsers: Any) -> None:
     inspector_cli.add_arguments(parser)  # --inspect, --inspect-peer (docs/observability.md)
     cli_grpc.add_arguments(parser)  # --grpc-port, --grpc-host, --grpc-advertise (docs/grpc.md)
     parser.set_defaults(handler=run)
-
-
-def _port(text: str) -> int:
-    port = _int(text, "a port number")
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0..65535 (0 picks a free one), not {port}")
-    return port
-
-
-def _positive(text: str) -> int:
-    value = _int(text, "a whole number")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def _count(text: str) -> int:
-    value = _int(text, "a whole number")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, not {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
-    return value
-
-
-def _int(text: str, what: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
 
 
 def parse_store(spec: str) -> Path | None:

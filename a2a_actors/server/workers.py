@@ -67,6 +67,7 @@ from a2a_actors.cluster import require_nats
 from a2a_actors.cluster.errors import ClusterExtraMissingError
 from a2a_actors.cluster.nats_server import NatsServer, NatsServerError, find_nats_server
 
+from . import cli_values
 from .config import ClusterOptions
 
 __all__ = (
@@ -97,23 +98,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--workers`` to the ``serve`` parser."""
     parser.add_argument(
         "--workers",
-        type=_count,
+        type=cli_values.positive,
         default=1,
         metavar="N",
         help="run N node processes sharing the port, as one cluster (private NATS "
         "without --cluster; the 'cluster' extra)",
     )
     parser.set_defaults(listen_fd=None)  # a worker's inherited socket (set by the parent)
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def check(args: argparse.Namespace) -> None:
