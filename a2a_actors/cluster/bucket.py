@@ -54,7 +54,14 @@ from nats.js.kv import KeyValue
 
 from .connection import ClusterConnection, acked_sequence, close_subscription
 
-__all__ = ("FollowedBucket", "KVChange", "follow_keys", "latest_values", "stream_sequence")
+__all__ = (
+    "FollowedBucket",
+    "KVChange",
+    "follow_keys",
+    "latest_values",
+    "open_bucket",
+    "stream_sequence",
+)
 
 _KV_OP = "KV-Operation"
 #: JetStream's "wrong last sequence" error codes (a conditional write that lost).
@@ -145,14 +152,7 @@ class FollowedBucket:
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
-        with conn.bounded(f"open bucket {name}"):
-            try:
-                kv = await conn.js.key_value(name)
-            except BucketNotFoundError:
-                config = KeyValueConfig(
-                    bucket=name, history=1, storage=StorageType.FILE, replicas=replicas
-                )
-                kv = await conn.js.create_key_value(config)
+        kv = await open_bucket(conn, name, replicas=replicas)
         bucket = cls(conn, kv, name, apply, linger)
         try:
             async with anyio.create_task_group() as tg:
@@ -330,6 +330,32 @@ def stream_sequence(reply: str) -> int:
     if count == 9 and tokens[0] == "$JS" and tokens[1] == "ACK":
         return int(tokens[5])
     raise ValueError(f"not a JetStream reply subject: {reply!r}")
+
+
+async def open_bucket(
+    conn: ClusterConnection, name: str, *, replicas: int = 1, ttl: float | None = None
+) -> KeyValue:
+    """Open the KV bucket ``name``, creating it when missing: history 1 (only each key's
+    latest value), file storage, ``replicas``; with ``ttl``, a key expires ``ttl`` seconds
+    after its last write, and its expiry leaves a marker for as long, which followers see
+    as a deletion. A bucket that exists is opened as it is: its settings win.
+
+    Raises:
+        ClusterUnavailableError: NATS did not answer in time.
+    """
+    with conn.bounded(f"open bucket {name}"):
+        try:
+            return await conn.js.key_value(name)
+        except BucketNotFoundError:
+            config = KeyValueConfig(
+                bucket=name,
+                history=1,
+                ttl=ttl,
+                storage=StorageType.FILE,
+                replicas=replicas,
+                limit_marker_ttl=None if ttl is None else max(ttl, 1.0),
+            )
+            return await conn.js.create_key_value(config)
 
 
 async def latest_values(kv: KeyValue) -> dict[str, bytes]:

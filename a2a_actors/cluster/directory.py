@@ -28,14 +28,13 @@ import anyio
 import anyio.abc
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream
-from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BucketNotFoundError, KeyDeletedError, KeyNotFoundError
+from nats.js.errors import KeyDeletedError, KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import AgentCard
 
-from .bucket import follow_keys, latest_values
+from .bucket import follow_keys, latest_values, open_bucket
 from .connection import ClusterConnection
 from .errors import ClusterUnavailableError
 from .names import task_id_of_key, task_key
@@ -109,19 +108,8 @@ class AgentDirectory:
         """
         if ttl < 1.0:
             raise ValueError(f"the registration TTL is at least 1 s, not {ttl}")
+        kv = await open_bucket(conn, bucket, replicas=replicas, ttl=ttl)
         with conn.bounded(f"open bucket {bucket}"):
-            try:
-                kv = await conn.js.key_value(bucket)
-            except BucketNotFoundError:
-                config = KeyValueConfig(
-                    bucket=bucket,
-                    history=1,
-                    ttl=ttl,
-                    storage=StorageType.FILE,
-                    replicas=replicas,
-                    limit_marker_ttl=max(ttl, 1.0),
-                )
-                kv = await conn.js.create_key_value(config)
             status = await kv.status()
         return cls(conn, kv, bucket, status.ttl or ttl)
 

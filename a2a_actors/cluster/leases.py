@@ -36,14 +36,12 @@ import anyio
 import anyio.abc
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream
-from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import (
-    BucketNotFoundError,
     KeyWrongLastSequenceError,
 )
 from nats.js.kv import KeyValue
 
-from .bucket import follow_keys, latest_values
+from .bucket import follow_keys, latest_values, open_bucket
 from .connection import ClusterConnection
 from .errors import ClusterUnavailableError, LeaseLostError
 
@@ -126,19 +124,8 @@ class NodeLeases:
         if ttl < 1.0:
             raise ValueError("the lease time is at least 1 s")
         bucket = conn.names.nodes_bucket
+        kv = await open_bucket(conn, bucket, replicas=replicas, ttl=ttl)
         with conn.bounded(f"open bucket {bucket}"):
-            try:
-                kv = await conn.js.key_value(bucket)
-            except BucketNotFoundError:
-                config = KeyValueConfig(
-                    bucket=bucket,
-                    history=1,
-                    ttl=ttl,
-                    storage=StorageType.FILE,
-                    replicas=replicas,
-                    limit_marker_ttl=max(ttl, 1.0),
-                )
-                kv = await conn.js.create_key_value(config)
             status = await kv.status()
         return cls(conn, kv, status.ttl or ttl)
 
