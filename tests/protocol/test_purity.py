@@ -38,13 +38,14 @@ FORBIDDEN = (
     "selectors",
     "select",
 )
-# protobuf.py (the gRPC binding's conversions) itself does no I/O, but importing the SDK's
-# generated a2a.types.a2a_pb2 runs the a2a-sdk package's __init__, which loads anyio and
-# asyncio; it is imported only by gRPC code (tests/grpc/test_protobuf.py checks its imports).
+# protobuf.py and grpc_service.py (the gRPC binding's conversions and RPC table) do no I/O
+# themselves, but importing the SDK's generated a2a.types.a2a_pb2 runs the a2a-sdk
+# package's __init__, which loads anyio and asyncio; only gRPC code imports them
+# (tests/grpc/test_protobuf.py checks their own imports).
 MODULES = sorted(
     f"a2a_actors.protocol.{p.stem}"
     for p in PACKAGE_DIR.glob("*.py")
-    if p.stem not in ("__init__", "protobuf")
+    if p.stem not in ("__init__", "protobuf", "grpc_service")
 )
 
 

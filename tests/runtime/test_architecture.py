@@ -130,27 +130,12 @@ KNOWN_REACHES: dict[str, frozenset[str]] = {
     ),
     # The classmethod factories below start and stop the object they build.
     "cluster/bucket.py": frozenset(
-        {
-            "bucket._deliver",
-            "bucket._prefix",
-            "bucket._follow",
-            "bucket._unfollow",
-            "bucket._stop_when_idle",
-        }
+        {"bucket._follow", "bucket._unfollow", "bucket._stop_when_idle"}
     ),
     "cluster/connection.py": frozenset({"conn._disconnects", "conn._reconnects", "conn._back"}),
     "cluster/node.py": frozenset({"node._settle_lost_nodes"}),
     "cluster/push_configs.py": frozenset({"store._bucket", "store._apply"}),
-    "cluster/task_store.py": frozenset(
-        {
-            "store._barrier",
-            "store._stream",
-            "store._apply",
-            "store._prefix",
-            "store._bucket",
-            "store._decode_followed",
-        }
-    ),
+    "cluster/task_store.py": frozenset({"store._apply", "store._bucket"}),
     "loadtest/cli.py": frozenset({"argparse._SubParsersAction"}),
     "loadtest/histogram.py": frozenset(
         {
