@@ -276,3 +276,23 @@ def test_bench_cluster_quick_json() -> None:
         assert latency.keys() >= CLUSTER_LATENCY_KEYS, CLUSTER_LATENCY_KEYS - latency.keys()
         assert latency["samples"] == 5, latency
         assert 0 < latency["p50_ms"] <= latency["p99_ms"], latency
+
+
+def test_many_core_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    # ``run`` without ``fetch`` first, and no command, are one line and status 2 (the
+    # fetch and the run themselves need PyPI and a wheel folder: benchmarks/README.md).
+    copy = tmp_path / "repo"
+    (copy / "benchmarks").mkdir(parents=True)
+    shutil.copy(BENCHMARKS / "many_core.sh", copy / "benchmarks")
+    for argv, message in (
+        (["run", "--quick"], "no wheels in .whl/: run 'fetch' first\n"),
+        ([], "usage: bash benchmarks/many_core.sh fetch [PYTHON] | run [bench_cluster flags]\n"),
+    ):
+        done = subprocess.run(
+            ["bash", str(copy / "benchmarks" / "many_core.sh"), *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert (done.returncode, done.stderr, done.stdout) == (2, message, "")
