@@ -11,6 +11,13 @@ picks one itself, so there is no window between choosing a port and binding it);
 later :meth:`~NatsServer.start` reuses that port and the same store, so a test can stop
 NATS and bring the *same* server back, with what JetStream had acknowledged.
 
+**One CPU by default.** The server runs beside the Python processes it serves (the nodes
+of ``serve --workers``, a test's nodes), and Go's scheduler, given every CPU, spends CPU
+looking for work whenever the machine has a moment idle: on a 2-CPU machine under load,
+nats-server's CPU per task fell by about a third with ``GOMAXPROCS=1``
+(benchmarks/README.md). ``cpus`` sets that bound; ``GOMAXPROCS`` in the environment
+overrides it.
+
 Every process is stopped by its own PID: SIGTERM (the server flushes JetStream and exits),
 then SIGKILL if it has not exited within ``stop_timeout``; :meth:`~NatsServer.kill` is
 SIGKILL at once (a crash). Leaving ``running``'s block stops the server whatever happened
@@ -90,6 +97,7 @@ class NatsServer:
         binary: str,
         start_timeout: float,
         stop_timeout: float,
+        cpus: int | None,
     ) -> None:
         """Use :meth:`running` instead, which also stops the server."""
         self.store_dir = store_dir
@@ -97,6 +105,9 @@ class NatsServer:
         self._tg = tg
         self._port = port
         self._binary = binary
+        self._env: dict[str, str] | None = None
+        if cpus is not None and "GOMAXPROCS" not in os.environ:
+            self._env = {**os.environ, "GOMAXPROCS": str(cpus)}
         self._start_timeout = start_timeout
         self._stop_timeout = stop_timeout
         self._process: anyio.abc.Process | None = None
@@ -114,6 +125,7 @@ class NatsServer:
         binary: str | None = None,
         start_timeout: float = 20.0,
         stop_timeout: float = 10.0,
+        cpus: int | None = 1,
     ) -> AsyncIterator[NatsServer]:
         """Start a server, yield it once it accepts clients, stop it on leaving.
 
@@ -124,12 +136,17 @@ class NatsServer:
             binary: The nats-server executable; :func:`find_nats_server` if None.
             start_timeout: Seconds the server has to report that it is ready.
             stop_timeout: Seconds SIGTERM has before SIGKILL.
+            cpus: CPUs the server's Go runtime runs on at once (``GOMAXPROCS``; None:
+                Go's default, every CPU); ``GOMAXPROCS`` in the environment wins.
 
         Raises:
+            ValueError: ``cpus`` is below 1.
             NatsServerError: The server exited or did not get ready in time (the
                 message ends with its last log lines).
             ClusterExtraMissingError: No nats-server binary is installed.
         """
+        if cpus is not None and cpus < 1:
+            raise ValueError(f"cpus is at least 1, not {cpus}")
         path = Path(store_dir)
         await anyio.Path(path).mkdir(parents=True, exist_ok=True)
         exe = binary if binary is not None else find_nats_server()
@@ -143,6 +160,7 @@ class NatsServer:
                 binary=exe,
                 start_timeout=start_timeout,
                 stop_timeout=stop_timeout,
+                cpus=cpus,
             )
             try:
                 await server.start()
@@ -194,6 +212,7 @@ class NatsServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            env=self._env,
         )
         self._process = process
         self._ready_seen = False

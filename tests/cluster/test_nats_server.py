@@ -96,3 +96,33 @@ async def test_connection_statistics_count_a_reconnect(tmp_path: Path) -> None:
             await conn.wait_connected()
             stats = conn.statistics()
             assert (stats.connected, stats.disconnects, stats.reconnects) == (True, 1, 1)
+
+
+def _gomaxprocs(pid: int | None) -> str | None:
+    """GOMAXPROCS in the environment the process was started with (Linux's /proc)."""
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    found = [v.split(b"=", 1)[1].decode() for v in environ if v.startswith(b"GOMAXPROCS=")]
+    return found[-1] if found else None
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads Linux's /proc")
+async def test_the_server_runs_on_one_cpu_unless_told_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GOMAXPROCS", raising=False)
+    with anyio.fail_after(60):
+        async with NatsServer.running(tmp_path / "one") as server:
+            assert _gomaxprocs(server.pid) == "1"
+        async with NatsServer.running(tmp_path / "two", cpus=2) as server:
+            assert _gomaxprocs(server.pid) == "2"
+        async with NatsServer.running(tmp_path / "all", cpus=None) as server:
+            assert _gomaxprocs(server.pid) is None  # Go's default: every CPU
+        monkeypatch.setenv("GOMAXPROCS", "3")  # the environment wins
+        async with NatsServer.running(tmp_path / "env") as server:
+            assert _gomaxprocs(server.pid) == "3"
+            await server.kill()
+            await server.start()  # a restart keeps it
+            assert _gomaxprocs(server.pid) == "3"
+        with pytest.raises(ValueError, match="cpus is at least 1, not 0"):
+            async with NatsServer.running(tmp_path / "none", cpus=0):
+                pass
