@@ -34,9 +34,9 @@ from nats.js.kv import KeyValue
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import AgentCard
 
-from .bucket import follow_keys, latest_values, open_bucket
 from .connection import ClusterConnection
 from .errors import ClusterUnavailableError
+from .kv import follow_keys, latest_values, open_bucket
 from .names import task_id_of_key, task_key
 
 __all__ = ("DEFAULT_BUCKET", "AgentDirectory", "AgentRecord", "DirectoryChange")

@@ -41,9 +41,9 @@ from nats.js.errors import (
 )
 from nats.js.kv import KeyValue
 
-from .bucket import follow_keys, latest_values, open_bucket
 from .connection import ClusterConnection
 from .errors import ClusterUnavailableError, LeaseLostError
+from .kv import follow_keys, latest_values, open_bucket
 
 __all__ = ("Lease", "LeaseHeldError", "LeaseRecord", "NodeEvent", "NodeLeases")
 

@@ -14,8 +14,8 @@ import anyio
 import pytest
 
 from a2a_actors.cluster import task_store
-from a2a_actors.cluster.bucket import stream_sequence
 from a2a_actors.cluster.entries import Entry, Holder
+from a2a_actors.cluster.kv import stream_sequence
 from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
 from a2a_actors.stores import StoredTask, TaskQuery
