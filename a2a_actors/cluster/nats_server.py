@@ -11,12 +11,11 @@ picks one itself, so there is no window between choosing a port and binding it);
 later :meth:`~NatsServer.start` reuses that port and the same store, so a test can stop
 NATS and bring the *same* server back, with what JetStream had acknowledged.
 
-**One CPU by default.** The server runs beside the Python processes it serves (the nodes
-of ``serve --workers``, a test's nodes), and Go's scheduler, given every CPU, spends CPU
-looking for work whenever the machine has a moment idle: on a 2-CPU machine under load,
-nats-server's CPU per task fell by about a third with ``GOMAXPROCS=1``
-(benchmarks/README.md). ``cpus`` sets that bound; ``GOMAXPROCS`` in the environment
-overrides it.
+**One CPU by default** (``GOMAXPROCS=1``). The server runs beside the Python processes it
+serves (the nodes of ``serve --workers``, a test's nodes), and Go's scheduler, given every
+CPU, spends CPU looking for work whenever one is idle a moment: CPU those processes need
+(benchmarks/README.md, "nats-server on one CPU"). ``cpus`` sets the bound; ``GOMAXPROCS``
+in the environment overrides it.
 
 Every process is stopped by its own PID: SIGTERM (the server flushes JetStream and exits),
 then SIGKILL if it has not exited within ``stop_timeout``; :meth:`~NatsServer.kill` is
