@@ -140,7 +140,7 @@ class NatsTaskStore:
             linger=FOLLOW_LINGER_S,
         ) as bucket:
             store._bucket = bucket
-            await store.wait_caught_up()  # the mirror decoded: reads start from it
+            await store._mirror.decode_followed()  # open caught up: no second barrier
             yield store
 
     # -- TaskStore -----------------------------------------------------------------------

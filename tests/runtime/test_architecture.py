@@ -135,7 +135,7 @@ KNOWN_REACHES: dict[str, frozenset[str]] = {
     "cluster/connection.py": frozenset({"conn._disconnects", "conn._reconnects", "conn._back"}),
     "cluster/node.py": frozenset({"node._settle_lost_nodes"}),
     "cluster/push_configs.py": frozenset({"store._bucket", "store._apply"}),
-    "cluster/task_store.py": frozenset({"store._apply", "store._bucket"}),
+    "cluster/task_store.py": frozenset({"store._apply", "store._bucket", "store._mirror"}),
     "loadtest/cli.py": frozenset({"argparse._SubParsersAction"}),
     "loadtest/histogram.py": frozenset(
         {
