@@ -48,6 +48,7 @@ from a2a_actors.protocol.errors import (
     UnsupportedOperationError,
 )
 
+from .addresses import authority
 from .auth import Authenticator
 
 if TYPE_CHECKING:
@@ -207,8 +208,7 @@ class Cards:
         if advertised is not None:
             return advertised
         host = urlsplit(base).hostname or "localhost"
-        port = address.rpartition(":")[2]
-        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        return authority(host, address.rpartition(":")[2])
 
     def public(self, base: str) -> AgentCard:
         """The public card for base URL ``base``."""

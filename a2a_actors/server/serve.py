@@ -25,6 +25,7 @@ from anyio.abc import TaskStatus
 from hypercorn.config import Config as HypercornConfig, Sockets
 from quart import Quart
 
+from .addresses import authority
 from .app import Backend, create_app, current_backend, service_of
 from .config import ClusterOptions, ServerConfig
 from .delegation import lost_task_handler
@@ -50,7 +51,7 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def _url(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    return f"http://{authority(host, port)}"
 
 
 def _join(

@@ -68,6 +68,7 @@ from a2a_actors.cluster.errors import ClusterExtraMissingError
 from a2a_actors.cluster.nats_server import NatsServer, NatsServerError, find_nats_server
 
 from . import cli_values
+from .addresses import authority
 from .config import ClusterOptions
 
 __all__ = (
@@ -306,7 +307,7 @@ class _SharedPort:
         self._held = self._bind(port)
         self.port: int = self._held.getsockname()[1]
         #: ``host:port`` (``[host]:port`` for IPv6), as a gRPC address is written.
-        self.address = f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+        self.address = authority(host, self.port)
         self.url = f"http://{self.address}"
         if not _BALANCED:
             self._held.listen(_BACKLOG)

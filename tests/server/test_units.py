@@ -24,6 +24,7 @@ from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificatio
 from a2a_actors.protocol.sse import SSEParser
 from a2a_actors.runtime import SubscriberDropped
 from a2a_actors.server import MemoryPushConfigStore, ServerConfig, create_app, service_of
+from a2a_actors.server.addresses import authority
 from a2a_actors.server.auth import Authenticator, principal_for_secret
 from a2a_actors.server.card import RenderedCard
 from a2a_actors.server.checks import (
@@ -530,3 +531,11 @@ async def test_buffered_events_go_out_in_one_chunk() -> None:
     assert [data for chunk in chunks for data in chunk] == ["a", "b", "c", "d", "e"]
     assert ["b", "c", "d"] in chunks or ["a", "b", "c", "d"] in chunks
     assert hub.open_streams == 0
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "written"),
+    [("127.0.0.1", 8000, "127.0.0.1:8000"), ("::1", 8000, "[::1]:8000"), ("h", "50051", "h:50051")],
+)
+def test_an_address_puts_an_ipv6_host_in_brackets(host: str, port: int | str, written: str) -> None:
+    assert authority(host, port) == written

@@ -28,6 +28,7 @@ import grpc.aio
 
 from a2a_actors.protocol import grpc_service
 
+from ..addresses import authority
 from ..grpc_options import GrpcOptions
 from ..service import A2AService
 from .servicer import A2AServicer
@@ -45,10 +46,6 @@ def _add_reflection(server: grpc.aio.Server) -> None:
     except ImportError:
         return
     reflection.enable_server_reflection((grpc_service.SERVICE, reflection.SERVICE_NAME), server)
-
-
-def _address(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class GrpcServer:
@@ -80,14 +77,14 @@ class GrpcServer:
         _add_reflection(self._server)
         bind_host = options.host or host
         try:
-            port = self._server.add_insecure_port(_address(bind_host, options.port))
+            port = self._server.add_insecure_port(authority(bind_host, options.port))
         except RuntimeError:  # grpcio reports a failed bind this way (and logs why)
-            wanted = _address(bind_host, options.port)
+            wanted = authority(bind_host, options.port)
             raise OSError(
                 f"gRPC cannot listen on {wanted} (in use, or not an address here)"
             ) from None
         #: The address the server listens on (``host:port``).
-        self.address = _address(bind_host, port)
+        self.address = authority(bind_host, port)
         service.cards.declare_grpc(self.address, advertised=options.advertised)
 
     async def start(self) -> None:
