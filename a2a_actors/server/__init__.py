@@ -20,6 +20,7 @@ from .config import (
 from .grpc_options import GrpcOptions as GrpcOptions
 from .inspector.options import InspectorOptions as InspectorOptions
 from .metrics_options import MetricsOptions as MetricsOptions
+from .mounting import lifespan as lifespan
 from .push_configs import (
     MemoryPushConfigStore as MemoryPushConfigStore,
     PushConfigStore as PushConfigStore,
@@ -42,6 +43,7 @@ __all__ = (
     "ServedAgent",
     "ServerConfig",
     "create_app",
+    "lifespan",
     "load_skills",
     "serve",
     "service_of",

@@ -18,6 +18,7 @@ On cancel (shutdown), a call in flight stops where it is and nothing more is sen
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping, MutableMapping
 from types import MappingProxyType
@@ -32,8 +33,9 @@ from a2a_actors.protocol.errors import A2AError, InvalidRequestError
 
 from . import jsonrpc, legacy, rest
 from .checks import HTTPRefusal, read_body
+from .mounting import start_on_first_use
 from .responses import Answer, Message, Receive, Send, as_a2a_error, rest_error_answer, send_answer
-from .service import A2AService, base_url
+from .service import A2AService, ServerNotRunningError, base_url
 from .sse import StreamCall
 
 if TYPE_CHECKING:
@@ -188,6 +190,10 @@ class A2ACore:
         if scope["type"] != "http":
             await self._inner(scope, receive, send)
             return
+        if not self._service.serving:  # mounted in a host that ran no lifespan of ours
+            # After a shutdown nothing starts again: the call then answers -32603.
+            with contextlib.suppress(ServerNotRunningError):
+                await start_on_first_use(self._service)
         if self._fetches_keys:  # a JWT naming a key not loaded yet: fetch it first
             await self._service.auth.wait_keys(ScopeHeaders(scope["headers"]))
         path: str = scope["path"]

@@ -116,6 +116,7 @@ class A2AService:
         self.metrics = ServerMetrics() if config.metrics is not None else None
         self._served_at = ""
         self._methods: Methods | None = None
+        self._claimed = False
         self._started: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
 
@@ -180,6 +181,39 @@ class A2AService:
             raise ServerNotRunningError("the app is not serving; run it with its lifespan")
         return self._methods
 
+    @property
+    def serving(self) -> bool:
+        """Whether requests can be served now (between start-up and shutdown)."""
+        return self._methods is not None
+
+    def claim(self) -> bool:
+        """True the first time only: the caller is then the one to :meth:`run` the service.
+
+        :meth:`run` claims too, so a service started by a lifespan is never started again
+        by a first request (:mod:`.mounting`), nor after it stopped.
+        """
+        first = not self._claimed
+        self._claimed = True
+        return first
+
+    async def wait_serving(self) -> None:
+        """Wait until requests can be served.
+
+        Raises:
+            ServerNotRunningError: The service stopped, or stops before it served.
+        """
+        if self._methods is None and not self.stopped.is_set():
+            async with anyio.create_task_group() as tg:
+
+                async def settle(event: anyio.Event) -> None:
+                    await event.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(settle, self.started)
+                tg.start_soon(settle, self.stopped)
+        if self._methods is None:
+            raise ServerNotRunningError("the app has stopped serving")
+
     def _supervisor_kwargs(self) -> dict[str, Any]:
         options: dict[str, Any] = dict(self.config.supervisor_options)
         options.setdefault("resume", self.config.resume)
@@ -232,6 +266,7 @@ class A2AService:
         streams end, then the Supervisor (if this service started it) stops: its live
         tasks end CANCELED.
         """
+        self.claim()
         try:
             # The stack outlives the task group: a delegator the agent brings is closed
             # only after the Supervisor stopped (see .delegation).
@@ -344,7 +379,8 @@ class A2AService:
 
     def response_headers(self, ctx: CallContext) -> Mapping[str, str]:
         """Headers for every answer to ``ctx``: the activated ``A2A-Extensions``."""
-        activated = self.methods.activated_extensions(ctx) if self._methods else frozenset()
+        methods = self._methods
+        activated = methods.activated_extensions(ctx) if methods is not None else frozenset()
         return {"A2A-Extensions": ", ".join(sorted(activated))} if activated else {}
 
 

@@ -30,14 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 import httpx
-import uvicorn
 from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers import new_task_from_user_message, new_text_message
 from a2a.server.agent_execution import AgentExecutor
@@ -65,6 +62,8 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from starlette.applications import Starlette
+
+from tests.uvicorn_thread import serve_in_thread
 
 if TYPE_CHECKING:
     from a2a.client import Client
@@ -97,9 +96,6 @@ MULTI_TURN_QUESTION: Final = "What is your name?"
 STREAM_CHUNKS: Final = ("alpha ", "beta ", "gamma")
 #: Path prefix of the SDK REST (HTTP+JSON) routes; JSON-RPC lives at ``/``.
 REST_PREFIX: Final = "/rest"
-
-_STARTUP_TIMEOUT_S: Final = 10.0
-_SHUTDOWN_TIMEOUT_S: Final = 10.0
 
 
 # --------------------------------------------------------------------------- executors
@@ -341,83 +337,26 @@ class SdkServer:
     card: AgentCard  #: the public card the server serves
 
 
-class _ThreadedUvicorn(uvicorn.Server):
-    """Signals a threading.Event once startup has finished (successfully or not)."""
-
-    def __init__(self, config: uvicorn.Config, ready: threading.Event) -> None:
-        super().__init__(config)
-        self._ready = ready
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        try:
-            await super().startup(sockets)
-        finally:
-            self._ready.set()
-
-
 @contextlib.contextmanager
 def run_sdk_server(*, push: bool = True, extended_card: bool = True) -> Iterator[SdkServer]:
-    """Serve the official SDK app on 127.0.0.1 (ephemeral port) from a background thread.
+    """Serve the official SDK app on 127.0.0.1 (ephemeral port) from a background thread
+    (:func:`tests.uvicorn_thread.serve_in_thread`)."""
+    cards: list[AgentCard] = []
 
-    A *sync* context manager, so it suits sync pytest fixtures of any scope under both trio
-    and asyncio tests. The server has its own asyncio loop in its own thread; startup is
-    awaited on a ``threading.Event`` (no sleeps) and shutdown joins the thread.
-    """
-    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted sockets only when the
-    # listening socket says so, and without it every keep-alive request costs ~40 ms
-    # (Nagle vs delayed ACK).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        base_url = f"http://127.0.0.1:{port}"
+    def build(base_url: str) -> Starlette:
         app, card = _build_app(base_url, push=push, extended_card=extended_card)
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            lifespan="on",
-            loop="asyncio",
-            http="h11",
-            ws="none",
-            timeout_graceful_shutdown=3,
+        cards.append(card)
+        return app
+
+    with serve_in_thread(build, name="sdk-server") as base_url:
+        yield SdkServer(
+            port=int(base_url.rsplit(":", 1)[1]),
+            base_url=base_url,
+            jsonrpc_url=f"{base_url}/",
+            rest_url=f"{base_url}{REST_PREFIX}",
+            card_url=f"{base_url}{AGENT_CARD_WELL_KNOWN_PATH}",
+            card=cards[0],
         )
-        ready = threading.Event()
-        server = _ThreadedUvicorn(config, ready)
-        errors: list[BaseException] = []
-
-        def target() -> None:
-            try:
-                server.run(sockets=[sock])
-            except BaseException as exc:  # reported to the caller thread
-                errors.append(exc)
-            finally:
-                ready.set()
-
-        thread = threading.Thread(target=target, name=f"sdk-server-{port}", daemon=True)
-        thread.start()
-        try:
-            if not ready.wait(_STARTUP_TIMEOUT_S) or not server.started:
-                raise RuntimeError(f"SDK server failed to start: {errors!r}")
-            yield SdkServer(
-                port=port,
-                base_url=base_url,
-                jsonrpc_url=f"{base_url}/",
-                rest_url=f"{base_url}{REST_PREFIX}",
-                card_url=f"{base_url}{AGENT_CARD_WELL_KNOWN_PATH}",
-                card=card,
-            )
-        finally:
-            server.should_exit = True
-            thread.join(_SHUTDOWN_TIMEOUT_S)
-            if thread.is_alive():  # pragma: no cover - only on a wedged shutdown
-                server.force_exit = True
-                thread.join(_SHUTDOWN_TIMEOUT_S)
-            if thread.is_alive():  # pragma: no cover
-                raise RuntimeError("SDK server thread did not stop")
-        if errors:  # pragma: no cover
-            raise RuntimeError("SDK server thread failed") from errors[0]
-    finally:
-        sock.close()
 
 
 # --------------------------------------------------------------------------- SDK client
