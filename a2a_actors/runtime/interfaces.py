@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from ..protocol.card import AgentExtension, AgentSkill
 from ..protocol.models import Message, Task
-from ..protocol.requests import SendMessageRequest
+from ..protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
 from .fanout import Subscription
 
 __all__ = ("AgentSpec", "Delegator", "SupervisorStatistics", "TaskRunner")
@@ -166,6 +166,12 @@ class TaskRunner(Protocol):
         self, task_id: str, *, caller: str | None = None, metadata: dict[str, Any] | None = None
     ) -> Task:
         """CancelTask: interrupts the handler; returns the task once final."""
+        ...
+
+    async def list_tasks(
+        self, request: ListTasksRequest, *, caller: str | None = None
+    ) -> ListTasksResponse:
+        """ListTasks: the caller's tasks, newest first, from the store."""
         ...
 
     def statistics(self) -> SupervisorStatistics:

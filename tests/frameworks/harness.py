@@ -1,0 +1,182 @@
+"""Framework agents served for real and called with the official SDK's client.
+
+:func:`sdk_agent` serves an agent on Hypercorn (127.0.0.1, port 0) and yields a
+:class:`Caller`: the official SDK client (JSON-RPC) with helpers that send a message and
+collect every event (streaming) or the final task (blocking). The functions below read what
+the bridges produce: the ``answer`` artifact's chunks, the tool DataParts of WORKING
+updates, the question of an INPUT_REQUIRED task, the task metadata.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from a2a.types.a2a_pb2 import (
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    StreamResponse,
+    Task,
+    TaskState,
+)
+from google.protobuf.json_format import MessageToDict
+from google.protobuf.struct_pb2 import Value
+
+from a2a_actors.server import ServerConfig
+from tests.interop.sdk_server import sdk_client
+from tests.server.helpers import served
+
+__all__ = [
+    "Caller",
+    "Chunk",
+    "answer_chunks",
+    "answer_text",
+    "data_of",
+    "metadata_of",
+    "question_of",
+    "sdk_agent",
+    "states",
+    "tool_parts",
+]
+
+TIMEOUT = 20.0
+SDK_WARNINGS = (
+    r"ignore:Async generator '(a2a\.client|httpx|httpcore)\..*' was garbage collected"
+    r":ResourceWarning"
+)
+
+
+def data_of(value: Value) -> Any:
+    """A protobuf ``Value`` as Python."""
+    return MessageToDict(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One artifact update of the answer."""
+
+    text: str
+    append: bool
+    last_chunk: bool
+
+
+def answer_chunks(events: Sequence[StreamResponse]) -> list[Chunk]:
+    """The answer artifact's updates, in order."""
+    chunks = []
+    for event in events:
+        if event.HasField("artifact_update"):
+            update = event.artifact_update
+            text = "".join(p.text for p in update.artifact.parts if p.HasField("text"))
+            chunks.append(Chunk(text, update.append, update.last_chunk))
+    return chunks
+
+
+def answer_text(task: Task) -> str:
+    """The text of the task's ``answer`` artifact."""
+    return "".join(
+        p.text for a in task.artifacts if a.name == "answer" for p in a.parts if p.HasField("text")
+    )
+
+
+def tool_parts(events: Sequence[StreamResponse]) -> list[dict[str, Any]]:
+    """The DataParts of the WORKING status updates (tool calls and results), in order."""
+    found: list[dict[str, Any]] = []
+    for event in events:
+        if event.HasField("status_update"):
+            status = event.status_update.status
+            if status.state == TaskState.TASK_STATE_WORKING and status.HasField("message"):
+                found.extend(data_of(p.data) for p in status.message.parts if p.HasField("data"))
+    return found
+
+
+def states(events: Sequence[StreamResponse]) -> list[int]:
+    """Every task state the events report, in order (the Task snapshot's included)."""
+    found: list[int] = []
+    for event in events:
+        if event.HasField("task"):
+            found.append(event.task.status.state)
+        elif event.HasField("status_update"):
+            found.append(event.status_update.status.state)
+    return found
+
+
+def question_of(task: Task) -> tuple[str, list[Any]]:
+    """An INPUT_REQUIRED task's question: its text, and its DataParts."""
+    message = task.status.message
+    text = "".join(p.text for p in message.parts if p.HasField("text"))
+    return text, [data_of(p.data) for p in message.parts if p.HasField("data")]
+
+
+def metadata_of(task: Task) -> dict[str, Any]:
+    """The task's metadata as Python."""
+    return MessageToDict(task.metadata)
+
+
+class Caller:
+    """The official SDK client of one served agent, with the helpers of these tests."""
+
+    def __init__(self, client: Any, http: httpx.AsyncClient, url: str) -> None:
+        self.client = client
+        self.http = http
+        self.url = url
+
+    @staticmethod
+    def request(
+        text: str = "",
+        *,
+        task_id: str = "",
+        context_id: str = "",
+        parts: Sequence[Part] = (),
+        blocking: bool = True,
+    ) -> SendMessageRequest:
+        message = Message(
+            message_id=uuid.uuid4().hex,
+            role=Role.ROLE_USER,
+            parts=[*([Part(text=text)] if text else []), *parts],
+            task_id=task_id,
+            context_id=context_id,
+        )
+        return SendMessageRequest(
+            message=message,
+            configuration=SendMessageConfiguration(return_immediately=not blocking),
+        )
+
+    async def stream(self, text: str = "", **options: Any) -> list[StreamResponse]:
+        """SendStreamingMessage; every event until the stream ends."""
+        return [e async for e in self.client.send_message(self.request(text, **options))]
+
+    async def send(self, text: str = "", **options: Any) -> Task:
+        """A blocking SendMessage over a non-streaming client; the task it returns."""
+        client = await sdk_client(
+            self.url, binding="JSONRPC", httpx_client=self.http, streaming=False
+        )
+        try:
+            async for event in client.send_message(self.request(text, **options)):
+                assert event.HasField("task"), event
+                return event.task
+        finally:
+            await client.close()
+        raise AssertionError("no answer")
+
+    async def get(self, task_id: str) -> Task:
+        task: Task = await self.client.get_task(GetTaskRequest(id=task_id))
+        return task
+
+
+@asynccontextmanager
+async def sdk_agent(agent: object, config: ServerConfig | None = None) -> AsyncIterator[Caller]:
+    """``agent`` served on 127.0.0.1 and the official SDK client (JSON-RPC, streaming) to it."""
+    async with served(agent, config) as url, httpx.AsyncClient(timeout=TIMEOUT) as http:
+        client = await sdk_client(url, binding="JSONRPC", httpx_client=http)
+        try:
+            yield Caller(client, http, url)
+        finally:
+            await client.close()
