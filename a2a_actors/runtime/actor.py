@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from types import MappingProxyType
@@ -56,7 +57,14 @@ if TYPE_CHECKING:
     from .environment import ActorEnvironment
     from .interfaces import AgentSpec
 
-__all__ = ("SHUTDOWN_TEXT", "STILL_WORKING_TEXT", "ActorStatistics", "ClientInput", "TaskActor")
+__all__ = (
+    "SHUTDOWN_TEXT",
+    "STILL_WORKING_TEXT",
+    "ActorStatistics",
+    "ClientInput",
+    "TaskActor",
+    "TaskTimeoutError",
+)
 
 logger = logging.getLogger("a2a_actors.runtime")
 
@@ -133,6 +141,7 @@ class TaskActor:
 
     __slots__ = (
         "_cancel",
+        "_deadline",
         "_interrupt",
         "agent",
         "extensions",
@@ -174,6 +183,7 @@ class TaskActor:
         self._interrupt: _Cancellable | None = None
         # None until a cancel is requested, then the metadata for the CANCELED event.
         self._cancel: Mapping[str, Any] | None = None
+        self._deadline: _Deadline | None = None  # while a timed handler runs
 
     # -- reading (any task) ----------------------------------------------------------
 
@@ -260,6 +270,9 @@ class TaskActor:
         """
         await self.publication.emit_status(state, message=message, checkpoint=False)
         self.slot.give_back()
+        deadline = self._deadline
+        if deadline is not None:  # waiting for input does not count
+            deadline.pause()
         inbox = self.inbox
         if inbox is None:
             inbox = self.inbox = Mailbox(self.publication.env.mailbox_size)
@@ -268,6 +281,8 @@ class TaskActor:
         await self._take_input(inbox.receive_nowait())
         if not self.slot.paused:
             await self._take_slot()
+        if deadline is not None:
+            deadline.resume()
         return self.message
 
     async def resume_running(self) -> None:
@@ -336,7 +351,11 @@ class TaskActor:
                         await self._resume()
                     await self._take_slot()
                     try:
-                        result = await self.agent.handler(TaskContext(self))
+                        timeout = self.agent.timeout or publication.env.task_timeout
+                        if timeout is None:
+                            result = await self.agent.handler(TaskContext(self))
+                        else:
+                            result = await self._run_timed(timeout)
                     finally:
                         self.slot.give_back()
                 except Exception as exc:
@@ -389,6 +408,24 @@ class TaskActor:
             if evict is not None:
                 with anyio.CancelScope(shield=self._cancel is not None):
                     await evict()
+
+    async def _run_timed(self, timeout: float) -> object:
+        """The handler, interrupted once it ran ``timeout`` seconds (waits for input
+        excepted, see :meth:`interrupt`).
+
+        Raises:
+            TaskTimeoutError: The handler ran past its time (and was interrupted).
+        """
+        deadline = self._deadline = _Deadline(timeout)
+        result: object = None
+        try:
+            with deadline.scope:
+                result = await self.agent.handler(TaskContext(self))
+        finally:
+            self._deadline = None
+        if deadline.scope.cancel_called and self._cancel is None:
+            raise TaskTimeoutError(f"the task ran longer than its timeout of {timeout:g} s")
+        return result
 
     async def abort(self, text: str, *, failed: bool = False) -> None:
         """End the task now, CANCELED (or FAILED) with ``text`` as status message.
@@ -454,6 +491,28 @@ class TaskActor:
             await publication.emit_status(_S.COMPLETED, message=message, checkpoint=False)
         except A2AError as exc:
             await self._finish_error(exc)
+
+
+class TaskTimeoutError(Exception):
+    """A task's handler ran past its timeout (``Agent.timeout`` or the supervisor's
+    ``task_timeout``); the task fails with this error's text."""
+
+
+class _Deadline:
+    """The cancel scope that bounds a timed handler, paused while it waits for input."""
+
+    __slots__ = ("remaining", "scope")
+
+    def __init__(self, timeout: float) -> None:
+        self.remaining = timeout
+        self.scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+
+    def pause(self) -> None:
+        self.remaining = max(self.scope.deadline - anyio.current_time(), 0.0)
+        self.scope.deadline = math.inf
+
+    def resume(self) -> None:
+        self.scope.deadline = anyio.current_time() + self.remaining
 
 
 def _is_cancellation(exc: BaseException) -> bool:

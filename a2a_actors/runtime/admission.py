@@ -7,11 +7,13 @@ Two limits, both counted here and nowhere else:
   :meth:`Admission.retire` uncounts it when it ends.
 * **running handlers**: a task needs a slot while its handler runs, and gives it back while
   it waits for input (INPUT_REQUIRED / AUTH_REQUIRED) and when it ends. Tasks that find no
-  free slot take a :class:`Ticket` in a FIFO queue. Queueing is synchronous
-  (:meth:`Admission.try_run` / :meth:`Admission.enqueue`), so the order is the order of
-  arrival however the event loop schedules tasks; :meth:`Admission.release` hands a freed
-  slot straight to the oldest live ticket, so no newcomer can barge in. A cancelled waiter
-  abandons its ticket (or passes on a slot it was just granted).
+  free slot take a :class:`Ticket` in a FIFO queue; with ``max_queued``, a new task that
+  would wait behind that many others is refused by :meth:`Admission.admit` instead.
+  Queueing is synchronous (:meth:`Admission.try_run` / :meth:`Admission.enqueue`), so the
+  order is the order of arrival however the event loop schedules tasks;
+  :meth:`Admission.release` hands a freed slot straight to the oldest live ticket, so no
+  newcomer can barge in. A cancelled waiter abandons its ticket (or passes on a slot it was
+  just granted).
 """
 
 from __future__ import annotations
@@ -52,19 +54,29 @@ class Admission:
     Args:
         max_live: Cap on live tasks; None for no cap.
         max_running: Cap on concurrently running handlers; None for no cap.
+        max_queued: With ``max_running``, cap on tasks waiting for a running slot; None
+            for no cap.
 
     Raises:
         ValueError: A cap is less than 1.
     """
 
-    __slots__ = ("_queue", "live", "max_live", "max_running", "queued", "running")
+    __slots__ = ("_queue", "live", "max_live", "max_queued", "max_running", "queued", "running")
 
-    def __init__(self, *, max_live: int | None, max_running: int | None) -> None:
-        for name, cap in (("max_live_tasks", max_live), ("max_running", max_running)):
+    def __init__(
+        self, *, max_live: int | None, max_running: int | None, max_queued: int | None = None
+    ) -> None:
+        caps = (
+            ("max_live_tasks", max_live),
+            ("max_running", max_running),
+            ("max_queued", max_queued),
+        )
+        for name, cap in caps:
             if cap is not None and cap < 1:
                 raise ValueError(f"{name} must be at least 1 (or None)")
         self.max_live = max_live
         self.max_running = max_running
+        self.max_queued = max_queued
         self.live = 0
         self.running = 0
         self.queued = 0
@@ -74,14 +86,25 @@ class Admission:
         """Count one more live task.
 
         Raises:
-            ServerBusyError: The cap on live tasks is reached; nothing was counted.
+            ServerBusyError: The cap on live tasks is reached, or every running slot is
+                taken and ``max_queued`` tasks wait for one; nothing was counted.
         """
         if self.max_live is not None and self.live >= self.max_live:
             raise ServerBusyError(
                 f"too many live tasks (limit {self.max_live}); retry later",
                 metadata={"limit": str(self.max_live)},
             )
+        most = self.max_queued
+        if most is not None and self.queued >= most and not self._free():
+            raise ServerBusyError(
+                f"all {self.max_running} running slots are taken and {self.queued} tasks "
+                f"wait for one (limit {most}); retry later",
+                metadata={"limit": str(most)},
+            )
         self.live += 1
+
+    def _free(self) -> bool:
+        return self.max_running is None or self.running < self.max_running
 
     def retire(self) -> None:
         """Uncount a live task that ended (or was discarded)."""

@@ -63,6 +63,9 @@ class Agent:
         middleware: Agent-side middleware around the handler, outermost first (see
             :mod:`.middleware`). Composed when the Agent is built: ``handler`` becomes the
             :class:`~.middleware.HandlerChain` and this field is then ``()``.
+        timeout: Seconds a task may run (waiting for input does not count); past them the
+            handler is interrupted and the task FAILED. None: the server's
+            ``task_timeout``, if any.
     """
 
     handler: AgentHandler
@@ -74,9 +77,12 @@ class Agent:
     input_modes: tuple[str, ...] = _TEXT
     output_modes: tuple[str, ...] = _TEXT
     middleware: Sequence[AgentMiddleware] = ()
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         check_handler(self.handler)  # refused now, not at every task (see .handlers)
+        if self.timeout is not None and not self.timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds; got {self.timeout}")
         if self.middleware:
             # Frozen, so set through object: composed once (replace() copies the chain).
             object.__setattr__(self, "handler", HandlerChain(self.handler, self.middleware))
@@ -100,6 +106,7 @@ def agent(
     input_modes: tuple[str, ...] = _TEXT,
     output_modes: tuple[str, ...] = _TEXT,
     middleware: Sequence[AgentMiddleware] = (),
+    timeout: float | None = None,
 ) -> Callable[[AgentHandler], Agent]: ...
 
 
@@ -115,6 +122,7 @@ def agent(
     input_modes: tuple[str, ...] = _TEXT,
     output_modes: tuple[str, ...] = _TEXT,
     middleware: Sequence[AgentMiddleware] = (),
+    timeout: float | None = None,
 ) -> Agent | Callable[[AgentHandler], Agent]:
     """Make an :class:`Agent` from a handler; usable bare (``@agent``) or with options.
 
@@ -134,6 +142,7 @@ def agent(
             input_modes=tuple(input_modes),
             output_modes=tuple(output_modes),
             middleware=tuple(middleware),
+            timeout=timeout,
         )
 
     return wrap if fn is None else wrap(fn)

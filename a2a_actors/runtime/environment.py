@@ -155,6 +155,8 @@ class ActorEnvironment:
         mailbox_size: Capacity of each task's inbox of client messages.
         subscriber_buffer: Events a subscriber may fall behind before it is dropped.
         keep_interrupted: At shutdown, leave tasks waiting for input as they are stored.
+        task_timeout: Seconds a task may run, for agents without a ``timeout``; None: no
+            limit.
         task_ended: Called once per actor when its task is over (see the contract).
         evict: Awaited by an actor after its task ended (retention), or None.
         remote: Tasks whose actor runs on another node (cluster mode), or None.
@@ -176,6 +178,7 @@ class ActorEnvironment:
         "subscriber_buffer",
         "supervisor",
         "task_ended",
+        "task_timeout",
     )
 
     def __init__(
@@ -188,6 +191,7 @@ class ActorEnvironment:
         mailbox_size: int = 64,
         subscriber_buffer: int = 256,
         keep_interrupted: bool = False,
+        task_timeout: float | None = None,
         task_ended: Callable[[EndedTask, bool], None] = _no_end,
         evict: Callable[[], Awaitable[object]] | None = None,
         remote: RemoteTasks | None = None,
@@ -208,6 +212,11 @@ class ActorEnvironment:
         self.mailbox_size = mailbox_size
         self.subscriber_buffer = subscriber_buffer
         self.keep_interrupted = keep_interrupted
+        if task_timeout is not None and not task_timeout > 0:
+            raise ValueError(
+                f"task_timeout must be a positive number of seconds; got {task_timeout}"
+            )
+        self.task_timeout = task_timeout
         self.task_ended = task_ended
         self.evict = evict
         self.remote = remote

@@ -94,6 +94,11 @@ class AgentSpec(Protocol):
         """The async function of a TaskContext that runs each task."""
         ...
 
+    @property
+    def timeout(self) -> float | None:
+        """Seconds a task may run (None: the supervisor's ``task_timeout``)."""
+        ...
+
 
 class Delegator(Protocol):
     """How ``ctx.delegate`` reaches another agent; implemented by the orchestrator layer.

@@ -98,6 +98,10 @@ class Supervisor:
         store: Where tasks are written through; a fresh :class:`MemoryTaskStore` if None.
         max_live_tasks: Cap on non-terminal tasks; None for none.
         max_running: Cap on concurrently running handlers; None for none.
+        max_queued: With ``max_running``, how many tasks may wait for a running slot;
+            past it a new task is refused (``ServerBusyError``). None: no bound.
+        task_timeout: Seconds a task may run (waiting for input does not count), for
+            agents that set no ``timeout`` of their own; None: no limit.
         mailbox_size: Capacity of each task's mailbox of client messages.
         subscriber_buffer: Events a subscriber may fall behind before it is dropped.
         retention_ttl: Seconds a finished task is kept (by ``clock``); None: forever.
@@ -126,6 +130,8 @@ class Supervisor:
         store: TaskStore | None = None,
         max_live_tasks: int | None = None,
         max_running: int | None = None,
+        max_queued: int | None = None,
+        task_timeout: float | None = None,
         mailbox_size: int = 64,
         subscriber_buffer: int = 256,
         retention_ttl: float | None = None,
@@ -144,7 +150,10 @@ class Supervisor:
         self._retention = Retention(ttl=retention_ttl, max_tasks=retention_max, clock=clock)
         self._env = ActorEnvironment(
             store=store if store is not None else MemoryTaskStore(),
-            admission=Admission(max_live=max_live_tasks, max_running=max_running),
+            admission=Admission(
+                max_live=max_live_tasks, max_running=max_running, max_queued=max_queued
+            ),
+            task_timeout=task_timeout,
             supervisor=self,
             observers=observers,
             mailbox_size=mailbox_size,

@@ -89,7 +89,13 @@ from a2a_actors.stores import SQLiteTaskStore, StoreError
 from . import cli_grpc, cli_metrics, cli_trust, cli_values, workers
 from .app import create_app, service_of
 from .auth import principal_for_secret
-from .config import ClusterOptions, ServedAgent, ServerConfig
+from .config import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_QUEUED,
+    ClusterOptions,
+    ServedAgent,
+    ServerConfig,
+)
 from .inspector import cli as inspector_cli
 from .registration import DEFAULT_REGISTER_TTL, check_register_urls, registered
 from .serve import serve
@@ -154,6 +160,24 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-running", type=cli_values.positive, metavar="N", help="cap on running handlers"
+    )
+    parser.add_argument(
+        "--max-queued",
+        type=cli_values.positive,
+        metavar="N",
+        help=f"with --max-running: tasks that may wait for a slot (default {DEFAULT_MAX_QUEUED})",
+    )
+    parser.add_argument(
+        "--task-timeout",
+        type=cli_values.positive_seconds,
+        metavar="SECONDS",
+        help="fail a task that runs longer (waiting for input does not count)",
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=cli_values.positive,
+        metavar="N",
+        help=f"largest request body accepted (default {DEFAULT_MAX_BODY_BYTES})",
     )
     parser.add_argument(
         "--allow-private-push",
@@ -257,6 +281,14 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
         changes["max_live_tasks"] = args.max_tasks
     if args.max_running is not None:
         changes["max_running"] = args.max_running
+    if args.max_queued is not None:
+        if args.max_running is None:
+            raise ValueError("--max-queued needs --max-running")
+        changes["max_queued"] = args.max_queued
+    if args.task_timeout is not None:
+        changes["task_timeout"] = args.task_timeout
+    if args.max_body_bytes is not None:
+        changes["max_body_bytes"] = args.max_body_bytes
     if args.allow_private_push:
         changes["allow_private_push"] = True
     if args.middleware:

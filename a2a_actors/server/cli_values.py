@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ("count", "port", "positive", "seconds")
+__all__ = ("count", "port", "positive", "positive_seconds", "seconds")
 
 
 def port(text: str) -> int:
@@ -42,6 +42,14 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not value >= 0 or math.isinf(value):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds, more than 0."""
+    value = seconds(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
     return value
 
 

@@ -44,6 +44,8 @@ __all__ = (
 
 #: Default request-body limit (1 MiB).
 DEFAULT_MAX_BODY_BYTES = 1 << 20
+#: Default bound on the tasks waiting for a running slot (with ``max_running``).
+DEFAULT_MAX_QUEUED = 100
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,6 +162,12 @@ class ServerConfig:
         card_max_age: ``Cache-Control: max-age`` of the card, in seconds.
         max_live_tasks: Passed to the Supervisor (capacity: tasks alive at once).
         max_running: Passed to the Supervisor (capacity: handlers running at once).
+        max_queued: With ``max_running``: how many tasks may wait for a running slot;
+            past it a new task is refused like the other caps (HTTP 429, gRPC
+            ``RESOURCE_EXHAUSTED``). None: no bound.
+        task_timeout: Seconds a task may run (waiting for input does not count) unless its
+            agent sets a ``timeout``; past it the handler is interrupted and the task
+            FAILED. None: no limit.
         supervisor_options: Extra keyword arguments for the Supervisor.
         middleware: Agent-side middleware wrapped around the served agent's handler,
             outermost first, outside any the agent has (``a2a_actors.runtime.middleware``);
@@ -216,6 +224,8 @@ class ServerConfig:
     card_max_age: int = 300
     max_live_tasks: int | None = None
     max_running: int | None = None
+    max_queued: int | None = DEFAULT_MAX_QUEUED
+    task_timeout: float | None = None
     supervisor_options: Mapping[str, Any] = field(default_factory=dict)
     middleware: tuple[Any, ...] = ()
     cluster: ClusterOptions | None = None
@@ -231,6 +241,10 @@ class ServerConfig:
             raise ValueError("jwt and bearer_tokens both read Authorization: Bearer; choose one")
         if self.max_body_bytes <= 0:
             raise ValueError("max_body_bytes must be positive")
+        if self.max_queued is not None and self.max_queued < 1:
+            raise ValueError("max_queued must be at least 1 (or None)")
+        if self.task_timeout is not None and not self.task_timeout > 0:
+            raise ValueError("task_timeout must be a positive number of seconds (or None)")
         if self.ping_interval <= 0:
             raise ValueError("ping_interval must be positive")
         if not self.rest_prefix.startswith("/") or self.rest_prefix == "/":

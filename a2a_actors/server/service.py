@@ -232,6 +232,9 @@ class A2AService:
             options["max_live_tasks"] = self.config.max_live_tasks
         if self.config.max_running is not None:
             options["max_running"] = self.config.max_running
+            options["max_queued"] = self.config.max_queued
+        if self.config.task_timeout is not None:
+            options["task_timeout"] = self.config.task_timeout
         if self.push_delivery is not None:
             options["observers"] = (*options.get("observers", ()), self.push_delivery)
             inner = options.get("store")

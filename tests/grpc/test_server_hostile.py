@@ -380,6 +380,23 @@ async def test_capacity_refusals_are_resource_exhausted_with_retry_info() -> Non
             assert await _task_count(opened) == 1
 
 
+async def test_past_the_queue_bound_a_new_task_is_resource_exhausted() -> None:
+    config = ServerConfig(max_running=1, max_queued=1)
+    body = send_request("sleep", return_immediately=True).SerializeToString()
+    with anyio.fail_after(TIMEOUT):
+        async with grpc_served(config=config) as served, channel(served.address) as opened:
+            for _ in range(2):  # one runs, one waits for its slot
+                assert (await raw_unary(opened, "SendMessage", body)).code == OK
+            for method in ("SendMessage", "SendStreamingMessage"):
+                refused = await _call(opened, method, body)
+                assert (refused.code, refused.reason) == (EXHAUSTED, "SERVER_BUSY")
+                assert refused.status is not None
+                assert refused.status.message.startswith(
+                    "all 1 running slots are taken and 1 tasks wait for one (limit 1)"
+                )
+            assert await _task_count(opened) == 2
+
+
 async def test_streaming_switched_off_is_unsupported() -> None:
     config = ServerConfig(streaming=False)
     with anyio.fail_after(TIMEOUT):
