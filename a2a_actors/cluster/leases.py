@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -46,6 +47,8 @@ from .errors import ClusterUnavailableError, LeaseLostError
 from .kv import follow_keys, latest_values, open_bucket
 
 __all__ = ("Lease", "LeaseHeldError", "LeaseRecord", "NodeEvent", "NodeLeases")
+
+logger = logging.getLogger("a2a_actors.cluster")
 
 
 class LeaseHeldError(RuntimeError):
@@ -194,22 +197,42 @@ class NodeLeases:
         node_id: str,
         *,
         url: str = "",
+        give_up_after: float | None = None,
         task_status: anyio.abc.TaskStatus[Lease] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         """Acquire ``node_id``'s lease and keep it until cancelled, then release it.
 
-        Start it with ``lease = await task_group.start(leases.hold, node_id)``.
+        Start it with ``lease = await task_group.start(leases.hold, node_id)``. While
+        another incarnation holds the id, it says so once (a warning of the
+        ``a2a_actors.cluster`` logger) and waits for that lease to end: a node that died
+        leaves it for at most one lease time, a live one for ever, hence
+        ``give_up_after``.
 
         Raises:
+            LeaseHeldError: The id was still held after ``give_up_after`` seconds.
             LeaseLostError: A renewal was refused, or NATS was unreachable for a whole
                 lease time: this node must stop owning tasks.
             ClusterUnavailableError: NATS did not answer in time while acquiring.
         """
+        waited_since: float | None = None
         while True:
             begun = time.monotonic()  # before the write that succeeds, not before a wait
             try:
                 lease = await self.acquire(node_id, url=url, wait=False)
             except LeaseHeldError:
+                if waited_since is None:
+                    waited_since = begun
+                    limit = "" if give_up_after is None else f" (at most {give_up_after:g} s)"
+                    logger.warning(
+                        "node id %r is held by a live node; waiting for its lease to end%s",
+                        node_id,
+                        limit,
+                    )
+                elif give_up_after is not None and begun - waited_since >= give_up_after:
+                    raise LeaseHeldError(
+                        f"node id {node_id!r} is still held by a live node after "
+                        f"{give_up_after:g} s: is another node running with this id?"
+                    ) from None
                 await anyio.sleep(self.ttl / 4)  # a held lease ends by time alone
                 continue
             break

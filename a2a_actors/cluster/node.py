@@ -120,6 +120,8 @@ class ClusterNode:
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
+            LeaseHeldError: In an exception group: ``node_id`` stayed held by a live node
+                for two lease times.
             LeaseLostError: In an exception group: this node lost its lease.
         """
         async with (
@@ -127,7 +129,10 @@ class ClusterNode:
             anyio.create_task_group() as tg,
         ):
             leases = await NodeLeases.open(conn, ttl=lease_ttl, replicas=replicas)
-            lease: Lease = await tg.start(functools.partial(leases.hold, node_id, url=url))
+            # A crashed incarnation's lease ends within one lease time; one held longer than
+            # two belongs to a live node with the same id: give up rather than wait for ever.
+            hold = functools.partial(leases.hold, node_id, url=url, give_up_after=2 * leases.ttl)
+            lease: Lease = await tg.start(hold)
             async with (
                 NatsTaskStore.open(
                     conn, holder=Holder(node_id, lease.epoch), replicas=replicas

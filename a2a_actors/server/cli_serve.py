@@ -74,12 +74,14 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
+from anyio.abc import TaskGroup
 
 from a2a_actors.cluster.errors import ClusterExtraMissingError, LeaseLostError
 from a2a_actors.protocol.errors import ServerBusyError
@@ -98,6 +100,9 @@ from .config import (
 )
 from .inspector import cli as inspector_cli
 from .registration import DEFAULT_REGISTER_TTL, check_register_urls, registered
+
+if TYPE_CHECKING:
+    from quart import Quart
 from .serve import serve
 
 __all__ = ("GC_THRESHOLD", "TargetError", "load_target", "parse_store", "register", "run")
@@ -371,49 +376,74 @@ async def _serve_until_signal(
             return _fail(str(exc), 2)
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with anyio.create_task_group() as tg, AsyncExitStack() as registration:
-                try:
-                    sock = workers.inherited_socket(args)  # a worker's, from its parent
-                    url = await tg.start(
-                        partial(serve, app, host=args.host, port=args.port, sock=sock)
-                    )
-                except OSError as exc:
-                    return _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
-                except (ServerBusyError, BaseExceptionGroup) as exc:  # NATS unreachable
-                    if config.cluster is None:
-                        raise
-                    return _fail(f"cannot join the cluster at {args.cluster}: {_leaf(exc)}", 1)
-                if args.register:
-                    try:
-                        nats = check_register_urls(args.register)
-                        where = await registration.enter_async_context(
-                            registered(
-                                app,
-                                url,
-                                nats,
-                                ttl=args.register_ttl,
-                                withdraw=config.cluster is None,  # nodes share the entry
-                            )
-                        )
-                    except Exception as exc:  # NATS unreachable, no nats-py, a bad TTL
-                        tg.cancel_scope.cancel()
-                        return _fail(f"cannot register in {args.register}: {exc}", 1)
-                    logging.getLogger("a2a_actors.server").info(
-                        "registered in %s at %s", args.register, where
-                    )
-                print(url, flush=True)
-                if (grpc_address := service_of(app).cards.grpc_address) is not None:
-                    print(grpc_address, flush=True)  # its own line, after the URL
-                # Everything imported and built so far lives as long as the process: move
-                # it out of the collector's sight, so full collections (which otherwise
-                # rescan it every time in-flight requests get promoted) stay short. This
-                # process is ours to tune; serve() leaves the embedding process's GC alone.
-                gc.freeze()
-                gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
-                async for _ in signals:
-                    break
+                stop = anyio.Event()
+                failed: int | None = None
+                # Watched from the start: a signal during a long start-up (a cluster join
+                # waiting for its node id's lease) stops it at once.
+                with anyio.CancelScope() as starting:
+                    tg.start_soon(_until_signal, signals, stop, starting)
+                    failed = await _start(tg, app, config, args, registration)
+                if failed is not None or starting.cancelled_caught:
+                    tg.cancel_scope.cancel()
+                    return failed or 0
+                await stop.wait()
                 await registration.aclose()  # withdrawn while it still answers
                 tg.cancel_scope.cancel()
     return 0
+
+
+async def _until_signal(
+    signals: AsyncIterator[int], stop: anyio.Event, starting: anyio.CancelScope
+) -> None:
+    async for _ in signals:
+        stop.set()
+        starting.cancel()  # no effect once started
+        return
+
+
+async def _start(
+    tg: TaskGroup,
+    app: Quart,
+    config: ServerConfig,
+    args: argparse.Namespace,
+    registration: AsyncExitStack,
+) -> int | None:
+    """Listen, register, print the URL; None once serving, else the exit status (the error
+    printed on stderr)."""
+    try:
+        sock = workers.inherited_socket(args)  # a worker's, from its parent
+        url = await tg.start(partial(serve, app, host=args.host, port=args.port, sock=sock))
+    except OSError as exc:
+        return _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
+    except (ServerBusyError, RuntimeError, BaseExceptionGroup) as exc:  # NATS, the node id
+        if config.cluster is None:
+            raise
+        return _fail(f"cannot join the cluster at {args.cluster}: {_leaf(exc)}", 1)
+    if args.register:
+        try:
+            nats = check_register_urls(args.register)
+            where = await registration.enter_async_context(
+                registered(
+                    app,
+                    url,
+                    nats,
+                    ttl=args.register_ttl,
+                    withdraw=config.cluster is None,  # nodes share the entry
+                )
+            )
+        except Exception as exc:  # NATS unreachable, no nats-py, a bad TTL
+            return _fail(f"cannot register in {args.register}: {exc}", 1)
+        logging.getLogger("a2a_actors.server").info("registered in %s at %s", args.register, where)
+    print(url, flush=True)
+    if (grpc_address := service_of(app).cards.grpc_address) is not None:
+        print(grpc_address, flush=True)  # its own line, after the URL
+    # Everything imported and built so far lives as long as the process: move it out of
+    # the collector's sight, so full collections (which otherwise rescan it every time
+    # in-flight requests get promoted) stay short. This process is ours to tune; serve()
+    # leaves the embedding process's GC alone.
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+    return None
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -201,3 +201,47 @@ def _pythonpath() -> dict[str, str]:
     import os
 
     return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+async def stderr_line(process: Process, containing: str) -> str:
+    """The first stderr line that contains ``containing``."""
+    assert process.stderr is not None
+    data = b""
+    while True:
+        for line in data.decode(errors="replace").splitlines():
+            if containing in line:
+                return line
+        data += await process.stderr.receive()
+
+
+async def test_a_node_id_in_use_says_so_and_stops_at_a_signal(tmp_path: Path) -> None:
+    argv = command("serve", AGENT, "--cluster", "", "--node-id", "twin", "--cluster-lease", "2")
+    with anyio.fail_after(60):
+        async with nats_server(tmp_path) as server, node(server, "twin"):
+            argv[argv.index("--cluster") + 1] = server.url
+            async with await anyio.open_process(argv, cwd=ROOT) as twin:
+                line = await stderr_line(twin, "is held by a live node")
+                assert line == (
+                    "WARNING node id 'twin' is held by a live node; waiting for its lease to "
+                    "end (at most 4 s)"
+                )
+                twin.send_signal(signal.SIGTERM)
+                with anyio.fail_after(5):  # at once, not after the other node stops
+                    assert await twin.wait() == 0
+                assert twin.stdout is not None
+                assert [chunk async for chunk in twin.stdout] == []  # never served
+
+
+async def test_a_node_id_held_past_two_leases_gives_up(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with nats_server(tmp_path) as server, node(server, "twin"):
+            argv = command(
+                "serve", AGENT, "--cluster", server.url, "--node-id", "twin", "--cluster-lease", "2"
+            )
+            done = await anyio.run_process(argv, cwd=ROOT, check=False)
+            assert done.returncode == 1
+            assert done.stdout == b""
+            assert done.stderr.decode().splitlines()[-1] == (
+                f"a2a-actors serve: cannot join the cluster at {server.url}: node id 'twin' is "
+                "still held by a live node after 4 s: is another node running with this id?"
+            )
