@@ -23,7 +23,7 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 
 from a2a_actors.client.cli import main
-from a2a_actors.client.cli_send import INTERRUPTED, TIMED_OUT
+from a2a_actors.client.cli_time import INTERRUPTED, TIMED_OUT
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import AgentSkill
 from a2a_actors.protocol.models import StreamResponse, TaskState
@@ -385,6 +385,7 @@ def test_timeout_with_an_agent_that_does_not_stream(capsys: pytest.CaptureFixtur
     assert status == TIMED_OUT
     assert out == ""
     assert err.splitlines() == [
+        "waiting for the answer (the agent does not stream; --timeout bounds the wait)",
         "a2a-actors send: no answer within 0.5 s, before the agent named a task",
         f"  (it does not stream: a2a-actors list {base} shows its tasks)",
     ]

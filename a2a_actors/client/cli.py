@@ -19,7 +19,14 @@ Exit status: 0 ok; 1 the call failed, printed as ``error: <ErrorClass> (<code>):
 on stderr (an authentication failure adds a hint about ``--api-key``/``--bearer-token``);
 2 bad input (usage, a malformed URL, an unknown ``--status``, a ``--verify`` JWKS that cannot
 be read); 3 the card is not signed by a key of ``--verify JWKS`` (a file or URL; every command
-takes it; docs/trust.md); 124 ``send --timeout`` expired; 130 interrupted (Ctrl-C).
+takes it; docs/trust.md); 124 no answer in time; 130 interrupted (Ctrl-C).
+
+Time: ``--timeout SECONDS`` (every command) bounds the whole command, the registry lookup
+and the card's discovery included. Without it, finding the agent (registry and card) and
+the calls that do not wait on the agent's work (``card``, ``get``, ``list``) are bounded by
+:data:`DEFAULT_BOUND` seconds; ``send``, ``subscribe`` and ``cancel`` wait as long as the
+task takes (``send`` says on stderr what it waits for). Past a bound the command says what
+it was waiting for, on stderr, and exits 124.
 
 :func:`add_client_commands` (alias :func:`register`, the hook ``a2a_actors.cli`` calls on each
 module in its ``SUBCOMMANDS``) adds the subcommands to another parser; each sets ``handler``,
@@ -53,7 +60,8 @@ from .cli_output import (
     state_name,
     waiting_hint,
 )
-from .cli_send import send, timeout_seconds
+from .cli_send import send
+from .cli_time import DEFAULT_BOUND, TIMED_OUT, Deadline, TimedOut, timeout_seconds
 from .client import A2AClient
 from .grpc_binding import GRPC_BINDING
 from .registry import REGISTRY_ENV, Registry, is_url, open_registry
@@ -146,6 +154,14 @@ def _common() -> argparse.ArgumentParser:
         "gRPC when the card prefers it or offers nothing else)",
     )
     common.add_argument("--json", action="store_true", help="print wire JSON, one per line")
+    common.add_argument(
+        "--timeout",
+        type=timeout_seconds,
+        metavar="SECONDS",
+        help=f"give up after SECONDS, finding the agent included (exit 124; default: "
+        f"{DEFAULT_BOUND:g} s to find the agent and for card, get and list); a task sent "
+        "keeps running",
+    )
     return common
 
 
@@ -162,12 +178,6 @@ def add_client_commands(subparsers: argparse._SubParsersAction[argparse.Argument
     send_.add_argument("--context-id", default="", help="send within this context")
     send_.add_argument(
         "--return-immediately", action="store_true", help="do not wait for the task to finish"
-    )
-    send_.add_argument(
-        "--timeout",
-        type=timeout_seconds,
-        metavar="SECONDS",
-        help="stop waiting after SECONDS (exit 124); the task keeps running",
     )
     send_.set_defaults(handler=_runner(send))
 
@@ -229,6 +239,9 @@ def _runner(command: _Command) -> _Handler:
         except A2AError as exc:
             note(_describe(exc))
             return 1
+        except TimedOut as exc:
+            note(f"a2a-actors {getattr(args, 'command', '')}: {exc}".replace("  ", " "))
+            return TIMED_OUT
         except ValueError as exc:  # an argument the client refuses
             note(f"error: {exc}")
             return 2
@@ -244,19 +257,28 @@ def _registry_spec(args: argparse.Namespace) -> str:
 
 
 async def _call(command: _Command, args: argparse.Namespace) -> int:
-    if not is_url(args.url) and not args.url.startswith(_GRPC_SCHEMES):
-        spec = _registry_spec(args)
-        if not spec:
-            raise ValueError(
-                f"{args.url!r} is not an http(s) URL; to find an agent by name, pass "
-                f"--registry nats://HOST:PORT or --registry FILE (or set {REGISTRY_ENV})"
-            )
-        async with opened_registry(spec) as registry:
-            entry = await registry.resolve(args.url)
-        args.url = entry.url  # what the hints printed later name
-    client = await _connect(args)
+    args.deadline = Deadline(args.timeout)
+    with args.deadline.bound(f"finding the agent {args.url}", default=DEFAULT_BOUND):
+        if not is_url(args.url) and not args.url.startswith(_GRPC_SCHEMES):
+            spec = _registry_spec(args)
+            if not spec:
+                raise ValueError(
+                    f"{args.url!r} is not an http(s) URL; to find an agent by name, pass "
+                    f"--registry nats://HOST:PORT or --registry FILE (or set {REGISTRY_ENV})"
+                )
+            async with opened_registry(spec) as registry:
+                entry = await registry.resolve(args.url)
+            args.url = entry.url  # what the hints printed later name
+        client = await _connect(args)
     async with client:
-        status = await command(client, args)
+        if command in _QUICK:
+            with args.deadline.bound(f"the answer of {args.url}", default=DEFAULT_BOUND):
+                status = await command(client, args)
+        elif command is send:  # it reports its own timeout, with the task it left running
+            status = await command(client, args)
+        else:
+            with args.deadline.bound(f"the answer of {args.url}"):
+                status = await command(client, args)
     return status or 0
 
 
@@ -352,6 +374,10 @@ async def _cancel(client: A2AClient, args: argparse.Namespace) -> None:
         emit(task)
     else:
         print_reply(task)
+
+
+#: The commands that do not wait on an agent's work: bounded by default.
+_QUICK: tuple[_Command, ...] = (_card, _get, _list)
 
 
 async def _subscribe(client: A2AClient, args: argparse.Namespace) -> None:

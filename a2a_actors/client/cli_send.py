@@ -7,9 +7,10 @@ stderr (``task ID (context CTX): waiting for the answer``) and which is followed
 task is terminal or interrupted (a cut stream is resumed with SubscribeToTask), then GetTask
 of the task as it settled; an agent answering with a Message gets that Message printed. An
 agent that does not stream gets a plain blocking SendMessage (its task id is then known only
-with the answer).
+with the answer: stderr says ``waiting for the answer (the agent does not stream; ...)``).
 
-``--timeout SECONDS`` bounds the whole command; Ctrl-C (SIGINT) stops waiting. Either way
+``--timeout SECONDS`` bounds the whole command (finding the agent included, see
+:mod:`.cli_time`); Ctrl-C (SIGINT) stops waiting. Either way
 the task is left running on the agent and the command exits non-zero (124 after the
 timeout, 130 after Ctrl-C) with, on stderr, the task's id, its last state seen, and the
 commands that follow (``a2a-actors subscribe``) or cancel (``a2a-actors cancel``) it.
@@ -34,25 +35,11 @@ from a2a_actors.protocol.requests import SendMessageResponse
 from a2a_actors.protocol.state import TERMINAL_STATES
 
 from .cli_output import emit, follow, note, print_reply, state_name, waiting_hint
+from .cli_time import INTERRUPTED, TIMED_OUT
 from .client import A2AClient
 from .stream import EventStream
 
-__all__ = ("TIMED_OUT", "INTERRUPTED", "send", "timeout_seconds")
-
-#: Exit status after ``--timeout`` (as ``timeout(1)``) and after Ctrl-C.
-TIMED_OUT = 124
-INTERRUPTED = 130
-
-
-def timeout_seconds(text: str) -> float:
-    """The ``--timeout`` argument: seconds, more than 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
-    return value
+__all__ = ("send",)
 
 
 class _Seen:
@@ -74,7 +61,7 @@ class _Seen:
 async def send(client: A2AClient, args: argparse.Namespace) -> int:
     """Run ``send``; the exit status."""
     seen = _Seen()
-    stopped = await _bounded(lambda: _send(client, args, seen), args.timeout)
+    stopped = await _bounded(lambda: _send(client, args, seen), args.deadline.remaining())
     if stopped is None:
         return 0
     url = shlex.quote(args.url)
@@ -136,6 +123,8 @@ async def _send(client: A2AClient, args: argparse.Namespace, seen: _Seen) -> Non
         return
     card = client.card
     if args.return_immediately or card is None or not card.capabilities.streaming:
+        if card is not None and not args.return_immediately:  # named only with the answer
+            note("waiting for the answer (the agent does not stream; --timeout bounds the wait)")
         reply = await client.send_message(
             args.text,
             task_id=args.task_id,
