@@ -23,3 +23,5 @@ mapping of each framework.
 
 This package sits above :mod:`orchestrator` (its tools delegate): nothing else imports it.
 """
+
+__all__ = ()  # the bridges are imported by module: each needs its own framework
