@@ -6,12 +6,13 @@ remote tools (:func:`._remote.bound`), hands a :class:`~._turn.Turn` to the brid
 ``run``, and turns what comes out of it into the task's end:
 
 * ``run`` returns: the task COMPLETED (``run`` has closed the answer);
-* :class:`~._parts.UnsupportedContent`: REJECTED, the status message naming the part and
-  what the agent takes (the error's code and text in its metadata);
+* :class:`~._parts.UnsupportedContent`: REJECTED, the status message
+  ``"ContentTypeNotSupportedError: <the part, and what the agent takes>"`` (the error's
+  code and text in its metadata);
 * a :class:`~orchestrator.DelegationError` (a delegation's failure left unhandled):
   passed on, so that its origin and relay path travel up (``orchestrated``);
 * any other exception of the framework: FAILED with ``"<framework> agent failed:
-  <ExceptionType>: <text>"``;
+  <ExceptionType>: <text>"``, the usage counted so far stored first;
 * cancellation: passed on (the task ends CANCELED).
 
 The agent is ``orchestrated``: any a2a-actors server gives it an Orchestrator, its tasks
@@ -43,7 +44,7 @@ def _refusal(error: UnsupportedContent) -> Message:
     return Message(
         message_id=uuid4().hex,
         role=Role.AGENT,
-        parts=(Part(text=f"{type(error).__name__}: {error.message}"),),
+        parts=(Part(text=f"ContentTypeNotSupportedError: {error.message}"),),
         metadata={"error": {"code": error.code, "message": error.message}},
     )
 
@@ -62,14 +63,16 @@ def framework_agent(
     async def handler(ctx: TaskContext) -> None:
         if sniffio.current_async_library() != "asyncio":
             raise RuntimeError(f"{framework} agents run on asyncio: serve with --backend asyncio")
+        turn = Turn(ctx, framework)
         with bound(ctx):
             try:
-                await run(Turn(ctx, framework))
+                await run(turn)
             except UnsupportedContent as exc:
                 await ctx.reject(_refusal(exc))
             except DelegationError:
                 raise
             except Exception as exc:
+                await turn.store_usage()
                 await ctx.fail(f"{framework} agent failed: {type(exc).__name__}: {exc}")
 
     handler.__name__ = name

@@ -8,13 +8,15 @@ the framework                  the task
 =============================  ==============================================================
 a text delta of the answer     :meth:`Turn.text`: a chunk of the one ``answer`` artifact
                                (the first creates it, the next ones ``append``), published
-                               at once
+                               at once; the texts of two model messages are parted by a
+                               blank line
 a non-text final output        :meth:`Turn.output`: the ``answer`` artifact, one DataPart
 a tool call, a tool result     :meth:`Turn.tool_call` / :meth:`Turn.tool_result`: WORKING with
                                one DataPart (:data:`TOOL_CALL` / :data:`TOOL_RESULT`), never
                                in the answer
 a pause for a human            :meth:`Turn.ask`: INPUT_REQUIRED with the question (text, and
                                the framework's request as a DataPart); the reply resumes it
+                               (:func:`approval` reads a yes or a no)
 the end of the run             :meth:`Turn.finish`: ``lastChunk`` closes the answer (an empty
                                chunk when it was streamed), usage and the conversation are
                                stored in the task metadata
@@ -37,7 +39,7 @@ from a2a_actors.runtime import TaskContext
 
 from . import _conversation
 
-__all__ = ("ANSWER", "TOOL_CALL", "TOOL_RESULT", "USAGE_KEY", "Turn", "Usage")
+__all__ = ("ANSWER", "TOOL_CALL", "TOOL_RESULT", "USAGE_KEY", "Turn", "Usage", "approval")
 
 #: The name of the artifact that holds the agent's answer.
 ANSWER = "answer"
@@ -49,6 +51,8 @@ TOOL_RESULT = "tool_result"
 #: Task metadata key of the token usage: ``{"inputTokens", "outputTokens", "totalTokens",
 #: "requests"}``.
 USAGE_KEY = "usage"
+#: Replies that approve (compared lower-cased, without a final "." or "!").
+YES = frozenset({"yes", "y", "approve", "approved", "ok", "true"})
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -80,7 +84,7 @@ class Turn:
         framework: The framework's name (``"pydantic-ai"``...), for the conversation record.
     """
 
-    __slots__ = ("_answer", "_closed", "_number", "_usage", "ctx", "framework")
+    __slots__ = ("_answer", "_closed", "_number", "_source", "_usage", "ctx", "framework")
 
     def __init__(self, ctx: TaskContext, framework: str) -> None:
         self.ctx = ctx
@@ -89,6 +93,7 @@ class Turn:
         self._closed = False
         self._usage = Usage()
         self._number = 0
+        self._source: object = None
 
     async def earlier(self) -> list[Any]:
         """The conversation before this task: the messages of the context's earlier tasks,
@@ -101,10 +106,19 @@ class Turn:
         """Whether anything of the answer was emitted."""
         return self._answer is not None
 
-    async def text(self, delta: str) -> None:
-        """Emit ``delta`` as the next chunk of the answer (nothing when it is empty)."""
+    async def text(self, delta: str, *, source: object = None) -> None:
+        """Emit ``delta`` as the next chunk of the answer (nothing when it is empty).
+
+        ``source`` names the model message the delta belongs to (its id, or any value
+        that differs from one message to the next): when it changes, a blank line parts the
+        two messages' texts (text a model writes before a tool call, then its answer).
+        """
         if not delta:
             return
+        if source is not None:
+            if self._source is not None and source != self._source and self._answer is not None:
+                delta = "\n\n" + delta
+            self._source = source
         if self._answer is None:
             self._answer = await self.ctx.artifact(delta, name=ANSWER)
         else:
@@ -188,15 +202,45 @@ class Turn:
         if self._answer is not None and not self._closed:
             await self.ctx.artifact((), artifact_id=self._answer, append=True, last_chunk=True)
         self._closed = True
-        values: dict[str, Any] = {}
-        if self._usage != Usage():
-            earlier = _usage_of(self.ctx.task_metadata)
-            values[USAGE_KEY] = msgspec.to_builtins(earlier + self._usage)
-            self._usage = Usage()
+        values = self._counted()
         if messages is not None:
             values.update(_conversation.record(self.framework, self._number, messages, None))
         if values:
             await self.ctx.update_task_metadata(values)
+
+    async def store_usage(self) -> None:
+        """Store the usage counted so far (a run that failed); nothing when there is none."""
+        values = self._counted()
+        if values:
+            await self.ctx.update_task_metadata(values)
+
+    def _counted(self) -> dict[str, Any]:
+        """The metadata value of the usage (summed with what the task stored), once."""
+        if self._usage == Usage():
+            return {}
+        total = _usage_of(self.ctx.task_metadata) + self._usage
+        self._usage = Usage()
+        return {USAGE_KEY: msgspec.to_builtins(total)}
+
+
+def approval(reply: Message) -> tuple[bool, str | None]:
+    """Whether ``reply`` approves what was asked, and the text of a refusal.
+
+    A DataPart ``{"approve": bool}`` (or ``"approved"``, with an optional ``"message"``)
+    says it; otherwise the text: one of :data:`YES` approves, anything else refuses, and a
+    refusal other than a plain "no" is its own message (None: the framework's default).
+    """
+    for part in reply.parts:
+        if isinstance(part.data, dict):
+            for key in ("approve", "approved"):
+                if key in part.data:
+                    message = part.data.get("message")
+                    return part.data[key] is True, message if isinstance(message, str) else None
+    text = reply.text.strip()
+    word = text.lower().rstrip(".!")
+    if word in YES:
+        return True, None
+    return False, text if text and word != "no" else None
 
 
 def _usage_of(metadata: Mapping[str, Any] | None) -> Usage:

@@ -154,7 +154,6 @@ class _Run:
         self.config["recursion_limit"] = limit
         self.before: set[str | None] = set()  # the ids of the thread's messages of other tasks
         self.reported: set[str | None] = set()  # the ids of the messages reported
-        self.text_of: str | None = None  # the id of the AI message the last text came from
 
     async def run(self) -> None:
         turn = self.turn
@@ -247,10 +246,7 @@ class _Run:
 
     async def _text(self, message: object) -> None:
         if isinstance(message, AIMessage) and (text := str(message.text)):  # chunks included
-            if self.text_of is not None and message.id != self.text_of:
-                await self.turn.text("\n\n")
-            self.text_of = message.id
-            await self.turn.text(text)
+            await self.turn.text(text, source=message.id)
 
     async def _report(self, message: BaseMessage) -> None:
         if isinstance(message, AIMessage):

@@ -20,12 +20,10 @@ run's ``interruptions``                 name(arguments)? Answer yes or no." and 
                                         ``{"type": "tool_approval", "id", "name",
                                         "arguments"}``; the reply approves or rejects it on
                                         the ``RunState``, then the run resumes from it
-the reply to an approval                a DataPart ``{"approve": true | false}`` (or
-                                        ``"approved"``, with an optional ``"message"``, the
-                                        rejection's text) says it; else the text: "yes",
-                                        "y", "approve", "approved", "ok" or "true" approve,
-                                        anything else rejects (a reply other than "no" is
-                                        the rejection's message)
+the reply to an approval                approves or rejects as :func:`._turn.approval`
+                                        reads it (a DataPart ``{"approve": bool}``, else
+                                        "yes"; a reply other than "no" is the rejection's
+                                        message)
 ``result.to_input_list()``              the conversation of the ``contextId`` (each task
                                         stores the items it added, see
                                         :mod:`._conversation`); instructions are not items,
@@ -91,14 +89,13 @@ from a2a_actors.runtime import Agent  # noqa: E402
 from ._agent import framework_agent  # noqa: E402
 from ._parts import UnsupportedContent, data_text, media_type, part_name  # noqa: E402
 from ._remote import RemoteCall  # noqa: E402
-from ._turn import Turn, Usage  # noqa: E402
+from ._turn import Turn, Usage, approval  # noqa: E402
 
 __all__ = ("TOOL_APPROVAL", "as_agent", "remote_tool")
 
 FRAMEWORK = "openai-agents"
 #: ``type`` of the DataPart of an approval question.
 TOOL_APPROVAL = "tool_approval"
-_YES = frozenset({"yes", "y", "approve", "approved", "ok", "true"})
 _INPUT_MODES = ("text/plain", "application/json", "image/*", "application/pdf", "text/*")
 #: How long a cancelled run may take to stop before the task ends anyway (a tool that
 #: swallows its cancellation must not keep the task from ending).
@@ -232,7 +229,7 @@ class _Task:
         turn = self.turn
         if isinstance(event, RawResponsesStreamEvent):
             if isinstance(event.data, ResponseTextDeltaEvent) and _plain_text(self.current):
-                await turn.text(event.data.delta)
+                await turn.text(event.data.delta, source=event.data.item_id)
         elif isinstance(event, AgentUpdatedStreamEvent):
             self.current = event.new_agent
         elif isinstance(event, RunItemStreamEvent):
@@ -285,7 +282,7 @@ class _Task:
                 question, data = _question(item)
                 paused = {"state": state.to_json(), "start": self.start, "asking": index}
                 reply = await self.turn.ask(question, data=data, messages=messages, paused=paused)
-            approved, why = _verdict(reply)
+            approved, why = approval(reply)
             if approved:
                 state.approve(item)
             else:
@@ -337,21 +334,6 @@ def _question(item: ToolApprovalItem) -> tuple[str, dict[str, Any]]:
         "arguments": _arguments(arguments or None),
     }
     return f"Approve {name}({arguments})? Answer yes or no.", data
-
-
-def _verdict(reply: Message) -> tuple[bool, str | None]:
-    """Whether ``reply`` approves, and the rejection's message (see the module docstring)."""
-    for part in reply.parts:
-        if isinstance(part.data, dict):
-            for key in ("approve", "approved"):
-                if key in part.data:
-                    message = part.data.get("message")
-                    return part.data[key] is True, message if isinstance(message, str) else None
-    text = reply.text.strip()
-    word = text.lower().rstrip(".!")
-    if word in _YES:
-        return True, None
-    return False, text if text and word != "no" else None
 
 
 def _user_item(parts: Sequence[Part]) -> TResponseInputItem:

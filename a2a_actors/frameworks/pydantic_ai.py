@@ -21,10 +21,10 @@ deferred tools: ``requires_approval``,  INPUT_REQUIRED: the question, and a Data
                                         reply
 the reply to a deferred request         a DataPart ``{"approvals": {id: true | false |
                                         "why not"}, "calls": {id: result}}`` says each;
-                                        else the text: approvals are approved by "yes",
-                                        "y", "approve", "approved", "ok" or "true", denied
-                                        otherwise (a reply other than "no" is the denial's
-                                        message), and each external call gets the text
+                                        else every approval is as :func:`._turn.approval`
+                                        reads the reply (``{"approve": bool}``, else "yes";
+                                        a reply other than "no" is the denial's message),
+                                        and each external call gets the reply's text
 message history                         the conversation of the ``contextId`` (the earlier
                                         tasks' ``new_messages()`` as JSON, see
                                         :mod:`._conversation`), system prompt parts
@@ -86,14 +86,13 @@ from a2a_actors.runtime import Agent  # noqa: E402
 from ._agent import framework_agent  # noqa: E402
 from ._parts import UnsupportedContent, media_type, part_name  # noqa: E402
 from ._remote import RemoteCall  # noqa: E402
-from ._turn import Turn, Usage  # noqa: E402
+from ._turn import Turn, Usage, approval  # noqa: E402
 
 __all__ = ("as_agent", "remote_tool")
 
 FRAMEWORK = "pydantic-ai"
 #: ``type`` of the DataPart of a deferred-tools question.
 DEFERRED_TOOLS = "deferred_tools"
-_YES = frozenset({"yes", "y", "approve", "approved", "ok", "true"})
 _INPUT_MODES = (
     "text/plain",
     "application/json",
@@ -198,30 +197,40 @@ class _Runner:
             deferred_tool_results=results,
             capabilities=[HandleDeferredToolCalls(handler=deferred)],
         )
+        response = 0  # which model response the text comes from: each starts at part 0
         async with events as stream:
-            async for event in stream:
-                if isinstance(event, PartStartEvent):
-                    if isinstance(event.part, TextPart):
-                        await turn.text(event.part.content)
-                elif isinstance(event, PartDeltaEvent):
-                    if isinstance(event.delta, TextPartDelta):
-                        await turn.text(event.delta.content_delta)
-                elif isinstance(event, FunctionToolCallEvent):
-                    part = event.part
-                    await turn.tool_call(
-                        name=part.tool_name, call_id=part.tool_call_id, arguments=_args(part)
-                    )
-                elif isinstance(event, FunctionToolResultEvent):
-                    returned = event.part
-                    await turn.tool_result(
-                        name=returned.tool_name,
-                        call_id=returned.tool_call_id,
-                        result=to_jsonable_python(returned.content, fallback=str),
-                        error=returned.outcome == "failed",
-                    )
-                elif isinstance(event, AgentRunResultEvent):
-                    return event.result
+            try:
+                async for event in stream:
+                    if isinstance(event, AgentRunResultEvent):
+                        return event.result
+                    if isinstance(event, PartStartEvent):
+                        response += event.index == 0
+                    await _report(turn, event, response)
+            except Exception:
+                turn.add_usage(_usage(stream.usage))  # what the run used before it failed
+                raise
         raise RuntimeError("the PydanticAI run ended without a result")
+
+
+async def _report(turn: Turn, event: object, response: int) -> None:
+    """Report one event of the run to its task (text of model response ``response``)."""
+    if isinstance(event, PartStartEvent):
+        if isinstance(event.part, TextPart):
+            await turn.text(event.part.content, source=response)
+    elif isinstance(event, PartDeltaEvent):
+        if isinstance(event.delta, TextPartDelta):
+            await turn.text(event.delta.content_delta, source=response)
+    elif isinstance(event, FunctionToolCallEvent):
+        part = event.part
+        await turn.tool_call(name=part.tool_name, call_id=part.tool_call_id, arguments=_args(part))
+    elif isinstance(event, FunctionToolResultEvent):
+        returned = event.part
+        await turn.tool_result(
+            name=returned.tool_name,
+            call_id=returned.tool_call_id,
+            result=to_jsonable_python(returned.content, fallback=str),
+            error=returned.outcome == "failed",
+        )
 
 
 def _messages(raw: list[Any]) -> list[ModelMessage]:
@@ -319,11 +328,9 @@ def _results(requests: DeferredToolRequests, reply: Message) -> DeferredToolResu
             return requests.build_results(
                 approvals=approvals, calls=dict(part.data.get("calls") or {})
             )
-    text = reply.text.strip()
-    word = text.lower().rstrip(".!")
-    denied = ToolDenied(text) if text and word != "no" else ToolDenied()
-    approval: bool | ToolDenied = True if word in _YES else denied
+    approved, why = approval(reply)
+    verdict: bool | ToolDenied = True if approved else ToolDenied(why) if why else ToolDenied()
     return requests.build_results(
-        approvals={c.tool_call_id: approval for c in requests.approvals},
-        calls={c.tool_call_id: text for c in requests.calls},
+        approvals={c.tool_call_id: verdict for c in requests.approvals},
+        calls={c.tool_call_id: reply.text.strip() for c in requests.calls},
     )

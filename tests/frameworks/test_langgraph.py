@@ -491,7 +491,7 @@ async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused()
             )
             assert refused.status.state == S.TASK_STATE_REJECTED
             assert question_of(refused)[0] == (
-                "UnsupportedContent: LangGraph agents take text, data, and image, audio, "
+                "ContentTypeNotSupportedError: LangGraph agents take text, data, and image, audio, "
                 "video, PDF or text files; got a file (application/zip, x.zip)"
             )
             error = MessageToDict(refused.status.message.metadata)["error"]

@@ -415,7 +415,7 @@ async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused()
             )
             assert refused.status.state == S.TASK_STATE_REJECTED
             text = question_of(refused)[0]
-            assert text.startswith("UnsupportedContent: ")
+            assert text.startswith("ContentTypeNotSupportedError: ")
             assert text.endswith(
                 "OpenAI agents take text, data, and image, PDF or text files; "
                 "got a file (audio/wav, x.wav)"

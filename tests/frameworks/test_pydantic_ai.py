@@ -26,7 +26,7 @@ from pydantic_ai import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from a2a_actors.frameworks import pydantic_ai as bridge
 from a2a_actors.runtime import TaskContext, agent
@@ -137,6 +137,45 @@ async def test_tool_calls_and_results_are_working_updates_never_in_the_answer() 
             task = await caller.get(events[0].task.id)
             assert answer_text(task) == "It is sunny."
             assert task.status.state == S.TASK_STATE_COMPLETED
+
+
+async def test_text_before_a_tool_call_and_the_answer_are_parted_by_a_blank_line() -> None:
+    async def check(_m: list[ModelMessage], _i: AgentInfo) -> AsyncIterator[Any]:
+        yield "Let me check."
+        yield {0: DeltaToolCall(name="weather", json_args="{}", tool_call_id="c1")}
+
+    script = Script(check, say("It is ", "sunny."))
+    pydantic_agent = PydanticAgent(script.model())
+
+    @pydantic_agent.tool_plain
+    async def weather() -> str:
+        return "sunny"
+
+    with anyio.fail_after(TIMEOUT):
+        async with sdk_agent(bridge.as_agent(pydantic_agent, name="forecaster")) as caller:
+            task = await caller.send("Weather?")
+            assert answer_text(task) == "Let me check.\n\nIt is sunny."
+
+
+async def test_the_usage_of_a_run_that_fails_is_kept() -> None:
+    async def broken(_m: list[ModelMessage], _i: AgentInfo) -> AsyncIterator[str]:
+        raise RuntimeError("the model is down")
+        yield ""  # pragma: no cover
+
+    script = Script(call("ping", {}, "c1"), broken)
+    pydantic_agent = PydanticAgent(script.model())
+
+    @pydantic_agent.tool_plain
+    def ping() -> str:
+        return "pong"
+
+    with anyio.fail_after(TIMEOUT):
+        async with sdk_agent(bridge.as_agent(pydantic_agent, name="pinger")) as caller:
+            task = await caller.send("ping")
+            assert task.status.state == S.TASK_STATE_FAILED
+            usage = metadata_of(task)["usage"]  # the first request's, before the model broke
+            assert usage["requests"] >= 1
+            assert usage["inputTokens"] > 0
 
 
 def approval_agent(script: Script, deleted: list[str]) -> PydanticAgent[Any, Any]:
@@ -381,8 +420,8 @@ async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused()
             )
             assert refused.status.state == S.TASK_STATE_REJECTED
             assert question_of(refused)[0] == (
-                "UnsupportedContent: PydanticAI agents take text, data, and image, audio, "
-                "video, PDF or text files; got a file (application/zip, x.zip)"
+                "ContentTypeNotSupportedError: PydanticAI agents take text, data, and image, "
+                "audio, video, PDF or text files; got a file (application/zip, x.zip)"
             )
             assert len(script.seen) == 1  # the model never saw it
 
