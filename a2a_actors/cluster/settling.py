@@ -85,7 +85,7 @@ async def settle_lost_node(
         machine = TaskMachine.restore(task, version=record.version)
         note = Message(message_id=str(uuid4()), role=Role.AGENT, parts=(Part(text=text),))
         update = machine.set_status(TaskState.FAILED, timestamp=now, message=note)
-        new = StoredTask(machine.snapshot(), record.owner, machine.version)
+        new = StoredTask(machine.snapshot(), record.owner, machine.version, record.private)
         if await store.commit(new, holder=None, take_over=True) is not new:
             continue  # settled by another node, or finished by its owner first
         failed.append(new)

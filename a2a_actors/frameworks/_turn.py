@@ -22,8 +22,9 @@ the end of the run             :meth:`Turn.finish`: ``lastChunk`` closes the ans
                                stored in the task metadata
 =============================  ==============================================================
 
-Task metadata written here: :data:`USAGE_KEY` (token usage, summed over the task's runs) and
-the conversation record of :mod:`._conversation`.
+Task metadata written here: :data:`USAGE_KEY` (token usage, summed over the task's runs);
+the conversation record of :mod:`._conversation` is kept privately (``ctx.private``), never
+shown to clients.
 """
 
 from __future__ import annotations
@@ -178,9 +179,9 @@ class Turn:
         self._usage = self._usage + usage
 
     async def save(self, messages: list[Any], *, paused: object = None) -> None:
-        """Store this task's conversation so far (and the pause state) in its metadata."""
+        """Store this task's conversation so far (and the pause state), privately."""
         record = _conversation.record(self.framework, self._number, messages, paused)
-        await self.ctx.update_task_metadata(record)
+        await self.ctx.update_private(record)
 
     def paused(self) -> tuple[list[Any], Any] | None:
         """This task's stored messages and pause state when the run was restarted
@@ -195,18 +196,18 @@ class Turn:
         return messages, paused
 
     async def finish(self, messages: list[Any] | None) -> None:
-        """Close the answer, store usage and this task's conversation (``messages``).
+        """Close the answer, store usage (in the task metadata) and this task's
+        conversation (``messages``, privately: see :mod:`._conversation`).
 
         The task itself is left running: the handler's return completes it.
         """
         if self._answer is not None and not self._closed:
             await self.ctx.artifact((), artifact_id=self._answer, append=True, last_chunk=True)
         self._closed = True
-        values = self._counted()
         if messages is not None:
-            values.update(_conversation.record(self.framework, self._number, messages, None))
-        if values:
-            await self.ctx.update_task_metadata(values)
+            record = _conversation.record(self.framework, self._number, messages, None)
+            await self.ctx.update_private(record)
+        await self.store_usage()
 
     async def store_usage(self) -> None:
         """Store the usage counted so far (a run that failed); nothing when there is none."""

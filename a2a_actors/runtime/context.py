@@ -390,6 +390,21 @@ class TaskContext:
             raise
         await actor.resume_running()
 
+    @property
+    def private(self) -> dict[str, Any]:
+        """A copy of what this agent keeps with the task and no client sees (empty at
+        first). Stored with the task (so it is there again after a restart, and on any
+        cluster node), never part of the Task a client reads; see :meth:`update_private`."""
+        return dict(self._actor.publication.private or {})
+
+    async def update_private(self, values: Mapping[str, Any]) -> None:
+        """Merge ``values`` (JSON-able) into :attr:`private` and store it with the task.
+
+        No event is streamed and the task's version does not change. Other tasks' private
+        data is read with ``ctx.supervisor.context_records(...)``.
+        """
+        await self._actor.publication.update_private(values)
+
     async def set_task_metadata(self, **values: Any) -> None:
         """Merge ``values`` into the task metadata (stored; no event is streamed)."""
         await self._actor.publication.update_metadata(values)

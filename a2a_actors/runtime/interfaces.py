@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from ..protocol.card import AgentExtension, AgentSkill
 from ..protocol.models import Message, Task
 from ..protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
+from ..stores.base import StoredTask
 from .fanout import Subscription
 
 __all__ = ("AgentSpec", "Delegator", "SupervisorStatistics", "TaskRunner")
@@ -177,6 +178,11 @@ class TaskRunner(Protocol):
         self, request: ListTasksRequest, *, caller: str | None = None
     ) -> ListTasksResponse:
         """ListTasks: the caller's tasks, newest first, from the store."""
+        ...
+
+    async def context_records(self, context_id: str, *, caller: str | None) -> list[StoredTask]:
+        """Every stored record of the caller's tasks in ``context_id``, newest first, their
+        private data included (what agents keep with their tasks, see ``ctx.private``)."""
         ...
 
     def statistics(self) -> SupervisorStatistics:

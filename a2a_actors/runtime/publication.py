@@ -92,6 +92,7 @@ class Publication:
         "env",
         "machine",
         "owner",
+        "private",
     )
 
     def __init__(self, machine: TaskMachine, owner: str | None, env: ActorEnvironment) -> None:
@@ -108,6 +109,8 @@ class Publication:
         self._committed = False
         self._ended = False
         self._lost = False
+        #: What the agent keeps with the task unseen by clients (stored with every write).
+        self.private: dict[str, Any] | None = None
 
     # -- reading (any task) ----------------------------------------------------------
 
@@ -326,6 +329,25 @@ class Publication:
             )
         self.end()
 
+    async def update_private(self, values: Mapping[str, Any]) -> None:
+        """Merge ``values`` into :attr:`private` and store it with the task (no event, no
+        new version: the task as clients see it did not change). Stored at once when the
+        task is committed, else with its first write.
+
+        Raises:
+            WriteLostError: The store holds another writer's record instead.
+        """
+        private = {**(self.private or {}), **values}
+        if self._committed and self._published is not None:
+            record = StoredTask(self._published, self.owner, self._published_version, private)
+            try:
+                await self.env.store.save(record)
+            except WriteLostError as lost:
+                self._yield_to(lost.stored)
+                raise
+        self.private = private
+        await anyio.lowlevel.checkpoint()
+
     async def update_metadata(self, values: Mapping[str, Any]) -> None:
         """Merge ``values`` into the task metadata, then store it (no event is sent)."""
         self.machine.update_metadata(dict(values))
@@ -361,11 +383,12 @@ class Publication:
             self._stage_commit(self.machine.version, self.machine.snapshot())
             await self.flush()
 
-    def restore(self, snapshot: Task, version: int) -> None:
+    def restore(self, snapshot: Task, version: int, private: dict[str, Any] | None = None) -> None:
         """Start from a task that is already stored and visible (a restored task)."""
         self._committed = True
         self._published = snapshot
         self._published_version = version
+        self.private = private
 
     def _stage_commit(self, version: int, snapshot: Task) -> None:
         self._committed = True
@@ -389,7 +412,7 @@ class Publication:
         version = machine.version
         snapshot = machine.snapshot()
         try:
-            await self.env.store.save(StoredTask(snapshot, self.owner, version))
+            await self.env.store.save(StoredTask(snapshot, self.owner, version, self.private))
         except WriteLostError as lost:
             self._yield_to(lost.stored)
             raise

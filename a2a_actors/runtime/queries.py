@@ -15,7 +15,7 @@ import msgspec
 from ..protocol.models import Task, TaskState
 from ..protocol.requests import ListTasksRequest, ListTasksResponse
 from ..protocol.state import apply_history_length
-from ..stores.base import DEFAULT_PAGE_SIZE, TaskQuery
+from ..stores.base import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, StoredTask, TaskQuery
 from .roster import TaskRoster
 
 __all__ = ("TaskQueries",)
@@ -76,3 +76,18 @@ class TaskQueries:
             page_size=page_size,
             total_size=page.total_size,
         )
+
+    async def context_records(self, context_id: str, *, caller: str | None) -> list[StoredTask]:
+        """Every stored record of the caller's tasks in ``context_id``, newest first (see
+        :meth:`Supervisor.context_records`)."""
+        records: list[StoredTask] = []
+        token = ""
+        while True:
+            query = TaskQuery(
+                context_id=context_id, owner=caller, page_size=MAX_PAGE_SIZE, page_token=token
+            )
+            page = await self.roster.env.store.list(query)
+            records.extend(page.records)
+            token = page.next_page_token
+            if not token:
+                return records

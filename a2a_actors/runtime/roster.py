@@ -240,7 +240,7 @@ class TaskRoster:
             message=last_user or machine.snapshot().history[-1],
             extensions=frozenset(),
         )
-        actor.publication.restore(record.task, record.version)
+        actor.publication.restore(record.task, record.version, record.private)
         self.actors[record.task.id] = actor
         actor.attach(spawn(actor.run))
         return actor
@@ -259,7 +259,9 @@ class TaskRoster:
             event = msgspec.structs.replace(event, metadata=metadata)
         task = machine.snapshot()
         try:
-            await self.env.store.save(StoredTask(task, record.owner, machine.version))
+            await self.env.store.save(
+                StoredTask(task, record.owner, machine.version, record.private)
+            )
         except WriteLostError as lost:  # another node wrote the task since it was read
             check_cancelable(task.id, lost.stored.task.status.state)  # final: not cancelable
             raise ServerBusyError("the task changed hands meanwhile; retry") from None

@@ -68,7 +68,7 @@ import anyio.abc
 from ..protocol.models import Message, Task
 from ..protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
 from ..protocol.state import INTERRUPTED_STATES, apply_history_length, check_cancelable
-from ..stores.base import TaskStore
+from ..stores.base import StoredTask, TaskStore
 from ..stores.memory import MemoryTaskStore
 from .actor import SHUTDOWN_TEXT, ActorStatistics, TaskActor
 from .admission import Admission
@@ -450,6 +450,16 @@ class Supervisor:
             InvalidParamsError: Bad ``pageToken`` or ``pageSize``.
         """
         return await self._queries.list_tasks(request, caller=caller)
+
+    async def context_records(self, context_id: str, *, caller: str | None) -> list[StoredTask]:
+        """Every stored record of the caller's tasks in ``context_id``, newest first, with
+        what their agents keep private (``ctx.private``): for an agent that continues a
+        conversation across the tasks of a context. Never for clients.
+
+        Raises:
+            StoreError: (a durable store) The store could not be read.
+        """
+        return await self._queries.context_records(context_id, caller=caller)
 
     # -- introspection -------------------------------------------------------------------
 

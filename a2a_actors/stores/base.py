@@ -25,7 +25,7 @@ import base64
 import binascii
 import dataclasses
 import datetime as _dt
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -52,11 +52,13 @@ MAX_PAGE_SIZE = 100
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 
-class StoredTask(msgspec.Struct, frozen=True, gc=False):
+class StoredTask(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """One task as stored: the snapshot, who owns it, and the snapshot's version.
 
     ``owner`` is the authenticated principal that created the task (None: anonymous).
     ``version`` increases with every change of the task (see ``TaskMachine.version``).
+    ``private`` is what the task's agent keeps with it and no client ever sees
+    (``ctx.private``): stored and read back with the task, never part of the Task.
     Not tracked by the garbage collector (it can never be part of a reference cycle),
     which keeps full collections cheap when a store holds many tasks.
     """
@@ -64,6 +66,7 @@ class StoredTask(msgspec.Struct, frozen=True, gc=False):
     task: Task
     owner: str | None
     version: int
+    private: dict[str, Any] | None = None
 
 
 class TaskQuery(msgspec.Struct, frozen=True, kw_only=True):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 from uuid import uuid4
 
 import msgspec
@@ -47,8 +48,8 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROSECOND = _dt.timedelta(microseconds=1)
 
 #: A ``tasks`` row in column order (id, context_id, state, terminal, owner, status_us,
-#: version, body).
-TaskRow = tuple[str, str, str, int, str | None, int, int, bytes]
+#: version, body, private).
+TaskRow = tuple[str, str, str, int, str | None, int, int, bytes, bytes | None]
 
 _TERMINAL_VALUES = frozenset(state.value for state in TERMINAL_STATES)
 
@@ -71,21 +72,25 @@ def task_row(record: StoredTask) -> TaskRow:
         micros(task.status.timestamp),
         record.version,
         codec.encode(task),
+        None if record.private is None else codec.encode(record.private),
     )
 
 
-def record_from_row(body: bytes, owner: str | None, version: int) -> StoredTask:
+def record_from_row(
+    body: bytes, owner: str | None, version: int, private: bytes | None = None
+) -> StoredTask:
     """The record stored in a ``tasks`` row."""
-    return StoredTask(codec.decode(body, Task), owner, version)
+    extra = None if private is None else codec.decode(private, dict[str, Any])
+    return StoredTask(codec.decode(body, Task), owner, version, extra)
 
 
 _UPSERT = """
-INSERT INTO tasks (id, context_id, state, terminal, owner, status_us, version, body)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO tasks (id, context_id, state, terminal, owner, status_us, version, body, private)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
     context_id = excluded.context_id, state = excluded.state, terminal = excluded.terminal,
     owner = excluded.owner, status_us = excluded.status_us, version = excluded.version,
-    body = excluded.body
+    body = excluded.body, private = excluded.private
 WHERE excluded.version >= tasks.version
 """
 
@@ -97,7 +102,9 @@ def upsert_task(conn: sqlite3.Connection, row: TaskRow) -> None:
 
 def get_task(conn: sqlite3.Connection, task_id: str) -> StoredTask | None:
     """The stored record of ``task_id``, or None."""
-    row = conn.execute("SELECT body, owner, version FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    row = conn.execute(
+        "SELECT body, owner, version, private FROM tasks WHERE id = ?", (task_id,)
+    ).fetchone()
     return None if row is None else record_from_row(*row)
 
 
@@ -130,7 +137,7 @@ def list_tasks(
     try:
         (total,) = conn.execute(f"SELECT count(*) FROM tasks{where}", params).fetchone()
         rows = conn.execute(
-            f"SELECT body, owner, version FROM tasks{page_where}"
+            f"SELECT body, owner, version, private FROM tasks{page_where}"
             " ORDER BY status_us DESC, id DESC LIMIT ?",
             [*page_params, query.page_size + 1],
         ).fetchall()
@@ -157,7 +164,7 @@ def delete_rows(conn: sqlite3.Connection, task_ids: Sequence[str]) -> Sequence[s
 def live_records(conn: sqlite3.Connection) -> list[StoredTask]:
     """Every non-terminal record, oldest status first."""
     rows = conn.execute(
-        "SELECT body, owner, version FROM tasks WHERE terminal = 0 ORDER BY status_us, id"
+        "SELECT body, owner, version, private FROM tasks WHERE terminal = 0 ORDER BY status_us, id"
     ).fetchall()
     return [record_from_row(*row) for row in rows]
 
@@ -210,7 +217,7 @@ def fail_active(
         machine = TaskMachine.restore(task, version=record.version)
         note = Message(message_id=str(uuid4()), role=Role.AGENT, parts=(Part(text=text),))
         machine.set_status(TaskState.FAILED, timestamp=now, message=note)
-        new = StoredTask(machine.snapshot(), record.owner, machine.version)
+        new = StoredTask(machine.snapshot(), record.owner, machine.version, record.private)
         upsert_task(conn, task_row(new))
         failed.append(new)
     return failed, interrupted

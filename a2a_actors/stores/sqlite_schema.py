@@ -5,13 +5,14 @@ Everything here is plain, synchronous :mod:`sqlite3` code. The async shell
 runs what; nothing here starts a thread, takes a lock or knows about anyio. The statements
 that read and write rows live in :mod:`~a2a_actors.stores.sqlite_rows` (re-exported here).
 
-File format (schema version 1)
+File format (schema version 2)
 ------------------------------
 ``PRAGMA application_id`` is :data:`APPLICATION_ID` and ``PRAGMA user_version`` is the
 schema version. Two tables:
 
 * ``tasks``: one row per task. ``body`` is the Task as compact A2A JSON (status, history,
-  artifacts, metadata — correlation data travels in the metadata); ``owner``, ``version``
+  artifacts, metadata — correlation data travels in the metadata); ``private`` what its
+  agent keeps with it unseen by clients (JSON, or NULL; added by version 2); ``owner``, ``version``
   and copies of the filterable fields sit beside it, each indexed together with the listing
   order ``(status_us, id)``. ``status_us`` is the status timestamp in integer microseconds
   since the Unix epoch (0 when the status has no timestamp, as :func:`~.base.sort_key`
@@ -84,7 +85,7 @@ __all__ = (
 #: ``PRAGMA application_id`` of our files: ASCII "A2AA".
 APPLICATION_ID = 0x41324141
 #: The schema version this code writes; older files are migrated at open.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: ``PRAGMA synchronous`` levels the store accepts (both with WAL; see docs/durability.md).
 Synchronous = Literal["FULL", "NORMAL"]
@@ -152,6 +153,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             body BLOB NOT NULL,
             UNIQUE (task_id, config_id)
         )""",
+    ),
+    (  # 1 -> 2: what an agent keeps with its task unseen by clients (ctx.private)
+        "ALTER TABLE tasks ADD COLUMN private BLOB",
     ),
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION

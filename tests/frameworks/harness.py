@@ -31,6 +31,7 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.struct_pb2 import Value
 
 from a2a_actors.server import ServerConfig
+from a2a_actors.stores import MemoryTaskStore, TaskStore
 from tests.interop.sdk_server import sdk_client
 from tests.server.helpers import served
 
@@ -123,10 +124,17 @@ def metadata_of(task: Task) -> dict[str, Any]:
 class Caller:
     """The official SDK client of one served agent, with the helpers of these tests."""
 
-    def __init__(self, client: Any, http: httpx.AsyncClient, url: str) -> None:
+    def __init__(self, client: Any, http: httpx.AsyncClient, url: str, store: TaskStore) -> None:
         self.client = client
         self.http = http
         self.url = url
+        self.store = store
+
+    async def private(self, task_id: str) -> dict[str, Any]:
+        """What the agent keeps with the task unseen by clients (read from the store)."""
+        record = await self.store.get(task_id)
+        assert record is not None, task_id
+        return record.private or {}
 
     @staticmethod
     def request(
@@ -173,10 +181,16 @@ class Caller:
 
 @asynccontextmanager
 async def sdk_agent(agent: object, config: ServerConfig | None = None) -> AsyncIterator[Caller]:
-    """``agent`` served on 127.0.0.1 and the official SDK client (JSON-RPC, streaming) to it."""
+    """``agent`` served on 127.0.0.1 and the official SDK client (JSON-RPC, streaming) to it;
+    its task store is the one ``config`` names, else a memory store of its own."""
+    config = config or ServerConfig()
+    store = config.supervisor_options.get("store")
+    if store is None:
+        store = MemoryTaskStore()
+        config = config.replace(supervisor_options={**config.supervisor_options, "store": store})
     async with served(agent, config) as url, httpx.AsyncClient(timeout=TIMEOUT) as http:
         client = await sdk_client(url, binding="JSONRPC", httpx_client=http)
         try:
-            yield Caller(client, http, url)
+            yield Caller(client, http, url, store)
         finally:
             await client.close()

@@ -242,10 +242,11 @@ async def test_tasks_of_one_context_continue_one_conversation() -> None:
             assert texts(script.seen[1], "user") == ["I am Ada.", "Who am I?"]
             assert texts(script.seen[1], "assistant") == ["Hi Ada."]
             assert answer_text(second) == "You are Ada."
-            stored = metadata_of(second)["a2a-actors/conversation"]
+            assert "a2a-actors/conversation" not in metadata_of(second)  # never shown
+            stored = (await caller.private(second.id))["a2a-actors/conversation"]
             assert stored["framework"] == "openai-agents"
             assert texts(stored["messages"], "user") == ["Who am I?"]  # this task's only
-            assert "Be brief." not in str(metadata_of(first))  # instructions are not items
+            assert "Be brief." not in str(await caller.private(first.id))  # not an item
             # Another context starts afresh.
             script.add(say("Hello."))
             await caller.send("Who am I?")

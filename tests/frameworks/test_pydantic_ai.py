@@ -253,13 +253,17 @@ async def test_an_external_call_is_answered_with_a_data_part() -> None:
 
 async def test_tasks_of_one_context_continue_one_conversation() -> None:
     script = Script(say("Hi Ada."), say("You are Ada."))
-    served = bridge.as_agent(PydanticAgent(script.model(), instructions="Be brief."), name="memo")
+    pydantic_agent = PydanticAgent(script.model(), system_prompt="SECRET PROMPT")
+    served = bridge.as_agent(pydantic_agent, name="memo")
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
             first = await caller.send("I am Ada.")
             second = await caller.send("Who am I?", context_id=first.context_id)
             assert second.id != first.id
             assert user_texts(script.seen[1]) == ["I am Ada.", "Who am I?"]
+            assert "SECRET PROMPT" in str(script.seen[1])  # the model still gets it
+            for task in (first, second, await caller.get(first.id)):  # clients never do
+                assert "SECRET PROMPT" not in str(task)
             assert answer_text(second) == "You are Ada."
             # Another context starts afresh.
             script.steps.append(say("Hello."))

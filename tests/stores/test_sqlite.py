@@ -25,7 +25,7 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from hypothesis import given, settings, strategies as st
 
-from a2a_actors.protocol import InvalidParamsError, Task, TaskState, TaskStatus
+from a2a_actors.protocol import InvalidParamsError, Task, TaskState, TaskStatus, codec
 from a2a_actors.protocol.models import Artifact, Message, Part, Role
 from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificationConfig
 from a2a_actors.stores import (
@@ -43,7 +43,7 @@ from a2a_actors.stores.sqlite import (
     StoreCorruptError,
     StoreError,
 )
-from a2a_actors.stores.sqlite_schema import APPLICATION_ID, SCHEMA_VERSION
+from a2a_actors.stores.sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 pytestmark = pytest.mark.anyio
 
@@ -901,3 +901,48 @@ async def test_the_supervisor_writes_through_to_the_file(tmp_path: Path) -> None
             assert {r.task.id for r in page.records} == {t.id for t in finished}
             assert all(r.task.status.state is S.COMPLETED for r in page.records)
             assert (await store.recover(now=T0)).failed == ()
+
+
+async def test_a_version_1_file_is_migrated_and_its_tasks_kept(tmp_path: Path) -> None:
+    """A file written before ``private`` existed (schema 1) opens, keeps its tasks, and then
+    stores private data."""
+    path = tmp_path / "tasks.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:
+        for statement in MIGRATIONS[0]:
+            db.execute(statement)
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute("PRAGMA user_version = 1")
+        old = record("old", state=S.INPUT_REQUIRED).task
+        db.execute(
+            "INSERT INTO tasks (id, context_id, state, terminal, owner, status_us, version, body)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (old.id, old.context_id, old.status.state.value, 0, None, 0, 1, codec.encode(old)),
+        )
+    with anyio.fail_after(10):
+        async with SQLiteTaskStore.open(path) as store:
+            kept = await store.get("old")
+            assert kept is not None
+            assert (kept.task, kept.private) == (old, None)
+            await store.save(StoredTask(old, None, 2, {"notes": [1, "two"]}))
+        async with SQLiteTaskStore.open(path) as store:
+            again = await store.get("old")
+            assert again is not None
+            assert again.private == {"notes": [1, "two"]}
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+
+
+@KINDS
+async def test_private_data_is_stored_with_the_task_and_read_back(
+    kind: str, tmp_path: Path
+) -> None:
+    with anyio.fail_after(10):
+        async with open_store(kind, tmp_path) as store:
+            base = record("p", context_id="c1")
+            await store.save(StoredTask(base.task, None, 1, {"k": {"nested": [1, None]}}))
+            got = await store.get("p")
+            assert got is not None
+            assert got.private == {"k": {"nested": [1, None]}}
+            assert got.task == base.task  # the Task itself carries none of it
+            page = await store.list(TaskQuery(context_id="c1"))
+            assert [r.private for r in page.records] == [{"k": {"nested": [1, None]}}]
