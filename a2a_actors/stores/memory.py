@@ -1,14 +1,17 @@
 """The in-memory task store: the default store and the fake every test uses.
 
-A dict from task id to :class:`~a2a_actors.stores.base.StoredTask`. Saving and reading
-never checkpoint (nothing here awaits), so a save cannot be interrupted half-way.
-Listing sorts the matching records on every call (O(n log n)), which is fine for an
-embedded store; a durable store answers the same query from an index.
+A dict from task id to :class:`~a2a_actors.stores.base.StoredTask`, and the ids of each
+context's tasks (a task's context never changes). Saving and reading never checkpoint
+(nothing here awaits), so a save cannot be interrupted half-way. Listing sorts the matching
+records on every call (O(n log n) of the candidates: a context's tasks when the query names
+one, else every task), which is fine for an embedded store; a durable store answers the
+same query from an index.
 """
 
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterable
 
 from .base import (
     StoredTask,
@@ -25,10 +28,11 @@ __all__ = ("MemoryTaskStore",)
 class MemoryTaskStore:
     """A :class:`~a2a_actors.stores.base.TaskStore` that keeps records in a dict."""
 
-    __slots__ = ("_records",)
+    __slots__ = ("_by_context", "_records")
 
     def __init__(self) -> None:
         self._records: dict[str, StoredTask] = {}
+        self._by_context: dict[str, set[str]] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -40,6 +44,8 @@ class MemoryTaskStore:
         """Store ``record`` unless a record with a higher version is already stored."""
         task_id = record.task.id
         old = self._records.get(task_id)
+        if old is None:
+            self._by_context.setdefault(record.task.context_id, set()).add(task_id)
         if old is None or old.version <= record.version:
             self._records[task_id] = record
 
@@ -53,7 +59,11 @@ class MemoryTaskStore:
         Raises:
             InvalidParamsError: ``query.page_token`` is not a token of this store.
         """
-        matches = [r for r in self._records.values() if query.matches(r)]
+        records = self._records
+        candidates: Iterable[StoredTask] = records.values()
+        if query.context_id is not None:
+            candidates = [records[i] for i in self._by_context.get(query.context_id, ())]
+        matches = [r for r in candidates if query.matches(r)]
         matches.sort(key=sort_key, reverse=True)
         start = 0
         if query.page_token:
@@ -70,7 +80,13 @@ class MemoryTaskStore:
 
     async def delete(self, task_id: str) -> None:
         """Remove ``task_id``; nothing happens when it is not stored."""
-        self._records.pop(task_id, None)
+        record = self._records.pop(task_id, None)
+        if record is not None:
+            context = record.task.context_id
+            ids = self._by_context[context]
+            ids.discard(task_id)
+            if not ids:
+                del self._by_context[context]
 
     def records(self) -> builtins.list[StoredTask]:
         """Every stored record, in no particular order (for tests and debugging)."""

@@ -90,3 +90,37 @@ def test_paging_visits_every_record_once_in_order(stamps: list[int], page_size: 
         reverse=True,
     )
     assert seen == expected
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["save", "delete"]), st.integers(0, 5), st.sampled_from("ab")),
+        max_size=30,
+    )
+)
+def test_listing_by_context_matches_a_full_scan(steps: list[tuple[str, int, str]]) -> None:
+    """The context index agrees with filtering every record, whatever was saved and deleted
+    (a task keeps the context of its first save)."""
+
+    async def check() -> None:
+        store = MemoryTaskStore()
+        first_context: dict[str, str] = {}
+        for op, n, context in steps:
+            task_id = f"t{n}"
+            if op == "save":
+                context = first_context.setdefault(task_id, context)
+                await store.save(record(task_id, context_id=context, seconds=n))
+            else:
+                await store.delete(task_id)
+                first_context.pop(task_id, None)
+        for context in "ab":
+            page = await store.list(TaskQuery(context_id=context, page_size=100))
+            expected = sorted(
+                (r for r in store.records() if r.task.context_id == context),
+                key=lambda r: (r.task.status.timestamp, r.task.id),
+                reverse=True,
+            )
+            assert [r.task.id for r in page.records] == [r.task.id for r in expected]
+
+    anyio.run(check)
