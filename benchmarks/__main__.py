@@ -4,14 +4,14 @@
                          [--script-args 'bench_http=--rounds 3']
 
 Runs ``bench_protocol.py``, ``bench_inprocess.py``, ``bench_store.py``, ``bench_http.py``,
-``bench_hops.py``, ``bench_grpc.py`` and ``bench_cluster.py`` (each when present) one
-after the other as subprocesses with ``--json`` (and ``--quick`` when given), collects
-their result lines and writes:
+``bench_hops.py``, ``bench_grpc.py``, ``bench_cluster.py`` and ``bench_frameworks.py`` (each
+when present) one after the other as subprocesses with ``--json`` (and ``--quick`` when
+given), collects their result lines and writes:
 
 * ``DIR/results.json``: date, machine, the scripts' exit statuses and every result (each
   with ``script`` added);
-* ``DIR/results.md``: a Markdown table per script, the ``http.ratio`` targets, the machine
-  and the versions;
+* ``DIR/results.md``: a Markdown table per script, the ``http.ratio`` and
+  ``frameworks.ratio`` targets, the machine and the versions;
 * ``DIR/chart.png``: requests/s and p99 of every HTTP setup (``http.send`` and
   ``http.stream``) per concurrency level; skipped with a message when matplotlib is not
   installed (``pip install matplotlib``).
@@ -46,7 +46,10 @@ SCRIPTS = (
     "bench_hops",
     "bench_grpc",
     "bench_cluster",
+    "bench_frameworks",
 )
+#: Result names shown in a script's "Ratios" table rather than its results table.
+RATIO_NAMES = ("http.ratio", "frameworks.ratio")
 #: Keys that identify a result within its name, in table order.
 IDENTITY = ("setup", "backend", "store", "nodes", "workload", "concurrency")
 #: Throughput keys, the first present is shown.
@@ -59,6 +62,7 @@ EXTRA = (
     "server_cpu_pct",
     "loadgen_cpu_pct",
     "cpu_us_per_task",
+    "cpu_ms_per_request",
     "nats_cpu_us_per_task",
     "ratio",
     "met",
@@ -185,13 +189,13 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for script in report["scripts"]:
         mine = [r for r in report["results"] if r["script"] == script["script"]]
-        results = [r for r in mine if r.get("name") != "http.ratio"]
+        results = [r for r in mine if r.get("name") not in RATIO_NAMES]
         lines += [f"## {script['script']}", ""]
         status = "ok" if script["returncode"] == 0 else f"**failed ({script['returncode']})**"
         lines += [f"{script['results']} results in {script['seconds']} s, {status}.", ""]
         if results:
             lines += [*results_table(results), ""]
-        ratios = [r for r in mine if r.get("name") == "http.ratio"]
+        ratios = [r for r in mine if r.get("name") in RATIO_NAMES]
         if ratios:
             lines += ["### Ratios", "", *ratio_table(ratios), ""]
     versions: dict[str, str] = {}

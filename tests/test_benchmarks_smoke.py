@@ -214,6 +214,57 @@ def test_grpc_quick_json() -> None:
     assert all(r.keys() >= RATIO_KEYS and r["target"] == ">= 3.0" for r in ratio)
 
 
+#: Keys of every bench_frameworks measurement (frameworks.stream, frameworks.loadgen-ceiling).
+FRAMEWORKS_KEYS = HTTP_KEYS | {"cpu_ms_per_request"}
+
+
+def test_bench_frameworks_quick_json() -> None:
+    # The same PydanticAI agent on fasta2a (uvicorn) and on a2a-actors: both must start and
+    # complete every stream (fasta2a's answers checked as the a2a-actors bench generator does).
+    pytest.importorskip("pydantic_ai", reason="pydantic-ai is not installed")
+    pytest.importorskip("fasta2a", reason="fasta2a is not installed")
+    results = run_json(
+        str(BENCHMARKS / "bench_frameworks.py"),
+        "--quick",
+        "--json",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.2",
+        "--concurrency",
+        "2",
+    )
+    for result in results:
+        check_common(result)
+    measured = [r for r in results if r["name"] != "frameworks.ratio"]
+    points = {(r["name"], r["setup"], r["workload"]) for r in measured}
+    assert points == {
+        ("frameworks.loadgen-ceiling", "trivial", "stream"),
+        ("frameworks.stream", "fasta2a", "stream"),
+        ("frameworks.stream", "ours-asyncio", "stream"),
+    }
+    for result in measured:
+        assert result.keys() >= FRAMEWORKS_KEYS, FRAMEWORKS_KEYS - result.keys()
+        assert result["loadgen"] == "builtin"
+        assert result["completed"] > 0, result
+        assert result["p99_ms"] >= result["p50_ms"], result
+        assert isinstance(result["cpu_ms_per_request"], int | float), result  # Linux /proc
+        if result["setup"] != "trivial":  # an agent keeps its server's CPU busy
+            assert result["cpu_ms_per_request"] > 0, result
+        assert {"pydantic-ai-slim", "fasta2a", "a2a-actors"} <= result["versions"].keys()
+    ratios = [r for r in results if r["name"] == "frameworks.ratio"]
+    assert {(r["setup"], r["versus"], r["metric"]) for r in ratios} == {
+        ("ours-asyncio", "fasta2a", "requests_per_s"),
+        ("ours-asyncio", "fasta2a", "cpu_ms_per_request"),
+    }
+    for ratio in ratios:
+        assert ratio.keys() >= RATIO_KEYS | {"met"}, RATIO_KEYS - ratio.keys()
+        assert ratio["ratio"] > 0
+        wanted = ">= 3.0" if ratio["metric"] == "requests_per_s" else None
+        assert ratio["target"] == wanted, ratio
+        assert (ratio["met"] is None) == (wanted is None), ratio
+
+
 #: Keys of every bench_cluster result, by kind.
 CLUSTER_POINT_KEYS = {
     "name",
