@@ -380,9 +380,14 @@ async def _serve_until_signal(
                 failed: int | None = None
                 # Watched from the start: a signal during a long start-up (a cluster join
                 # waiting for its node id's lease) stops it at once.
+                url: str | None = None
                 with anyio.CancelScope() as starting:
                     tg.start_soon(_until_signal, signals, stop, starting)
-                    failed = await _start(tg, app, config, args, registration)
+                    url, failed = await _listen(tg, app, config, args)
+                if failed is None and not starting.cancelled_caught:
+                    # Entered here, not in ``starting``: its task group must end in the
+                    # scope it began in (below, when the stack closes).
+                    failed = await _announce(app, config, args, registration, url or "")
                 if failed is not None or starting.cancelled_caught:
                     tg.cancel_scope.cancel()
                     return failed or 0
@@ -401,24 +406,31 @@ async def _until_signal(
         return
 
 
-async def _start(
-    tg: TaskGroup,
+async def _listen(
+    tg: TaskGroup, app: Quart, config: ServerConfig, args: argparse.Namespace
+) -> tuple[str | None, int | None]:
+    """Start serving: the URL, or the exit status (the error printed on stderr)."""
+    try:
+        sock = workers.inherited_socket(args)  # a worker's, from its parent
+        url: str = await tg.start(partial(serve, app, host=args.host, port=args.port, sock=sock))
+    except OSError as exc:
+        return None, _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
+    except (ServerBusyError, RuntimeError, BaseExceptionGroup) as exc:  # NATS, the node id
+        if config.cluster is None:
+            raise
+        return None, _fail(f"cannot join the cluster at {args.cluster}: {_leaf(exc)}", 1)
+    return url, None
+
+
+async def _announce(
     app: Quart,
     config: ServerConfig,
     args: argparse.Namespace,
     registration: AsyncExitStack,
+    url: str,
 ) -> int | None:
-    """Listen, register, print the URL; None once serving, else the exit status (the error
-    printed on stderr)."""
-    try:
-        sock = workers.inherited_socket(args)  # a worker's, from its parent
-        url = await tg.start(partial(serve, app, host=args.host, port=args.port, sock=sock))
-    except OSError as exc:
-        return _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
-    except (ServerBusyError, RuntimeError, BaseExceptionGroup) as exc:  # NATS, the node id
-        if config.cluster is None:
-            raise
-        return _fail(f"cannot join the cluster at {args.cluster}: {_leaf(exc)}", 1)
+    """Register (``--register``), print the URL, tune the collector; None once serving,
+    else the exit status (the error printed on stderr)."""
     if args.register:
         try:
             nats = check_register_urls(args.register)
