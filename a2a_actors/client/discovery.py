@@ -117,7 +117,8 @@ def parse_card(data: bytes) -> AgentCard:
     if not isinstance(obj, dict):
         raise AgentCardError("agent card is not a JSON object")
     try:
-        if "supportedInterfaces" in obj or "supported_interfaces" in obj:
+        # null means absent: a card with "supportedInterfaces": null is read as 0.3
+        if any(obj.get(k) is not None for k in ("supportedInterfaces", "supported_interfaces")):
             return codec.convert(obj, AgentCard)
         return card_from_v0_3(obj)
     except (msgspec.ValidationError, ValueError, TypeError, KeyError) as exc:

@@ -225,7 +225,7 @@ def _decode_tasks_send(content: bytes) -> SendMessageResponse:
 
 def _from_v0_1(obj: dict[str, Any]) -> dict[str, Any]:
     """A 0.1 Task/Message in 0.3 shape: ``kind`` tags, contextId, generated required ids."""
-    out = dict(obj)
+    out = {k: v for k, v in obj.items() if v is not None}  # null means absent
     if "kind" not in out:
         out["kind"] = "message" if "role" in out and "status" not in out else "task"
     if "sessionId" in out and "contextId" not in out:
@@ -249,14 +249,15 @@ def _parts_v0_1(parts: Any) -> Any:
     if not isinstance(parts, list):
         return parts
     return [
-        {"kind": p.get("type", "text"), **p} if isinstance(p, dict) and "kind" not in p else p
+        {"kind": p.get("type") or "text", **p} if isinstance(p, dict) and "kind" not in p else p
         for p in parts
     ]
 
 
 def _message_v0_1(message: dict[str, Any]) -> dict[str, Any]:
     out = {**message, "kind": "message", "parts": _parts_v0_1(message.get("parts"))}
-    out.setdefault("messageId", uuid.uuid4().hex)
+    if out.get("messageId") is None:  # 0.1 messages have no id; null means absent
+        out["messageId"] = uuid.uuid4().hex
     return out
 
 

@@ -186,7 +186,7 @@ def _decode_json(data: bytes | str) -> StreamResponse:
         parsed = msgspec.json.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise InternalError(f"malformed stream event from peer: {exc}") from None
-    if isinstance(parsed, dict) and "error" in parsed:
+    if isinstance(parsed, dict) and parsed.get("error") is not None:
         status = parsed["error"].get("code", 500) if isinstance(parsed["error"], dict) else 500
         error = error_from_status_body(status if isinstance(status, int) else 500, parsed)
         raise error or InternalError(f"error event from peer: {data!r}")

@@ -12,6 +12,14 @@ names and enum numbers are rewritten to their canonical form, and the result is 
 The slow path runs only when the bytes contain a snake_case key or the fast path failed, so
 canonical traffic pays nothing for it.
 
+``null`` means absent, as the proto3 JSON mapping says (a null field value is the field's
+default), on every path: the slow path drops a member whose value is ``null`` when its
+field's type does not accept ``None``, so the field takes its default, or, when it is
+required, is reported missing with its path. A field that accepts ``None`` (``metadata``,
+an optional scalar, a Part's ``data``) keeps the null, and nulls *inside* free-form values
+(``metadata``, ``data``, Struct values) are JSON values and are never touched. Such a null
+always fails the typed decoder, so it too costs canonical traffic nothing.
+
 Errors are msgspec's: ``msgspec.DecodeError`` for malformed JSON and
 ``msgspec.ValidationError`` (a subclass) for a schema violation, whose message ends with the
 JSON path (``- at `$.message.role```). :func:`error_path` extracts that path.
@@ -41,6 +49,9 @@ _encoder = msgspec.json.Encoder()
 _untyped = msgspec.json.Decoder()
 _decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
 _infos: dict[Any, mi.Type] = {}
+_Member = tuple[str, mi.Type, bool]  # (wire name, type, whether the type accepts None)
+#: Per Struct class, the slow path's lookup: each accepted key (wire or proto name).
+_members: dict[type, dict[str, _Member]] = {}
 _SNAKE_KEY = re.compile(rb'"[a-z][a-z0-9]*_[a-z0-9_]*"\s*:')
 _PATH = re.compile(r" - at `\$(.*)`$")
 _MISSING = re.compile(r"Object missing required field `([^`]+)`$")
@@ -75,8 +86,10 @@ def decode(data: bytes | str, type_: type[T]) -> T:
     return convert(_untyped.decode(raw), type_)
 
 
-def convert(obj: Any, type_: type[T]) -> T:
+def convert(obj: Any, type_: type[T], *, strict: bool = True) -> T:
     """Convert already-parsed JSON builtins into ``type_`` (same spellings as :func:`decode`).
+
+    ``strict=False`` also reads strings as numbers and booleans (query parameters).
 
     Raises:
         msgspec.ValidationError: ``obj`` does not fit ``type_``.
@@ -84,7 +97,7 @@ def convert(obj: Any, type_: type[T]) -> T:
     info = _infos.get(type_)
     if info is None:
         info = _infos[type_] = mi.type_info(type_)
-    return msgspec.convert(_normalize(obj, info), type_)
+    return msgspec.convert(_normalize(obj, info), type_, strict=strict)
 
 
 def error_path(exc: msgspec.ValidationError) -> tuple[str, str | None]:
@@ -104,25 +117,25 @@ def error_path(exc: msgspec.ValidationError) -> tuple[str, str | None]:
 
 
 def _normalize(obj: Any, info: mi.Type) -> Any:
-    """Rewrite proto field names and enum numbers into canonical ProtoJSON, by schema."""
+    """Rewrite proto field names and enum numbers into canonical ProtoJSON, by schema, and
+    drop the null members of fields that do not accept ``None`` (see the module docstring)."""
     if isinstance(info, mi.StructType):
         if not isinstance(obj, dict):
             return obj
-        fields = {f.encode_name: f for f in info.fields}
+        members = _members.get(info.cls)
+        if members is None:
+            members = _members[info.cls] = _struct_members(info)
         out: dict[str, Any] = {}
         for key, value in obj.items():
-            field = fields.get(key)
-            name = key
-            if field is None:
-                for f in info.fields:
-                    if f.name == key and f.encode_name != key:
-                        field, name = f, f.encode_name
-                        break
-            if field is None:
+            entry = members.get(key)
+            if entry is None:
                 continue  # unknown field: ignored, as ProtoJSON allows
+            name, type_, nullable = entry
+            if value is None and not nullable:
+                continue  # null means absent (proto3 JSON): the default, or "missing"
             if name in out and name != key:
                 continue  # the canonical spelling wins over the proto name
-            out[name] = _normalize(value, field.type)
+            out[name] = _normalize(value, type_)
         return out
     if isinstance(info, mi.UnionType):
         for member in info.types:
@@ -142,6 +155,23 @@ def _normalize(obj: Any, info: mi.Type) -> Any:
     if isinstance(info, mi.BytesType) and isinstance(obj, str):
         return _standard_base64(obj)
     return obj
+
+
+def _struct_members(info: mi.StructType) -> dict[str, _Member]:
+    members: dict[str, _Member] = {f.name: _member(f) for f in info.fields}
+    members.update({f.encode_name: _member(f) for f in info.fields})  # wire names win
+    return members
+
+
+def _member(field: mi.Field) -> _Member:
+    return field.encode_name, field.type, _accepts_none(field.type)
+
+
+def _accepts_none(info: mi.Type) -> bool:
+    """Whether ``null`` is a value of this type (then it is kept, not read as absent)."""
+    if isinstance(info, mi.UnionType):
+        return any(_accepts_none(member) for member in info.types)
+    return isinstance(info, mi.NoneType | mi.AnyType)
 
 
 def _enum_name(obj: Any, cls: type[enum.Enum]) -> Any:

@@ -18,9 +18,10 @@ the 1.0 card with the 0.3 view merged in wherever the 1.0 card has no key of tha
 0.3 view of a device-code OAuth scheme has empty ``flows`` and ``pkceRequired`` is dropped.
 
 Reading: :func:`card_from_v0_3` accepts a pure 0.3 card, a dual card or a 1.0 card; 1.0
-keys win wherever both spellings are present. A 0.3 OAuth scheme with several flows keeps
-only the first of authorizationCode, clientCredentials, implicit, password (1.0 allows one
-flow per scheme); one with no flow at all (``"flows": {}``) is left out.
+keys win wherever both spellings are present, and a ``null`` member counts as absent (0.3
+Python agents write one for every unset field). A 0.3 OAuth scheme with several flows
+keeps only the first of authorizationCode, clientCredentials, implicit, password (1.0
+allows one flow per scheme); one with no flow at all (``"flows": {}``) is left out.
 """
 
 from __future__ import annotations
@@ -163,9 +164,11 @@ def card_from_v0_3(obj: Any) -> AgentCard:
     caps = data.get("capabilities")
     if data.get("supportsAuthenticatedExtendedCard") is True and isinstance(caps, dict):
         data["capabilities"] = {"extendedAgentCard": True, **caps}
-    if "supportedInterfaces" not in data and isinstance(data.get("url"), str):
+    # The 1.0 members are looked up by value: a null one is absent (codec.convert drops
+    # the nulls this translation leaves, at every depth).
+    if data.get("supportedInterfaces") is None and isinstance(data.get("url"), str):
         data["supportedInterfaces"] = _interfaces_from_v0_3(data)
-    if "securityRequirements" not in data and isinstance(data.get("security"), list):
+    if data.get("securityRequirements") is None and isinstance(data.get("security"), list):
         data["securityRequirements"] = [_requirement_from_v0_3(r) for r in data["security"]]
     if isinstance(data.get("skills"), list):
         data["skills"] = [_skill_from_v0_3(s) for s in data["skills"]]
@@ -300,7 +303,7 @@ def _requirement_from_v0_3(req: Any) -> Any:
 
 
 def _skill_from_v0_3(skill: Any) -> Any:
-    if not isinstance(skill, dict) or "securityRequirements" in skill:
+    if not isinstance(skill, dict) or skill.get("securityRequirements") is not None:
         return skill
     security = skill.get("security")
     if not isinstance(security, list):
@@ -311,7 +314,7 @@ def _skill_from_v0_3(skill: Any) -> Any:
 def _scheme_from_v0_3(name: str, scheme: Any) -> Any:
     if not isinstance(scheme, dict):
         return scheme
-    wrapped = {k: v for k, v in scheme.items() if k in _WRAPPER_KEYS}
+    wrapped = {k: v for k, v in scheme.items() if k in _WRAPPER_KEYS and v is not None}
     if wrapped:  # a 1.0 (or dual) scheme: the wrapper wins
         return wrapped
     kind = scheme.get("type")

@@ -100,7 +100,7 @@ def _camel(name: str) -> str:
 def _convert(obj: dict[str, Any], type_: type[T]) -> T:
     """Typed request from JSON builtins; query strings may stand for numbers and booleans."""
     try:
-        return msgspec.convert(obj, type_, strict=False)
+        return codec.convert(obj, type_, strict=False)
     except msgspec.ValidationError as exc:
         message, field = codec.error_path(exc)
         raise InvalidParamsError(message, field=field or "params") from None

@@ -58,6 +58,7 @@ from a2a_actors.protocol.requests import (
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
+from tests.null_fields import nulled, plain
 
 # google.protobuf ships no type stubs in this environment; its API is used untyped.
 json_format: Any = importlib.import_module("google.protobuf.json_format")
@@ -878,3 +879,17 @@ def test_stream_response_needs_exactly_one_member() -> None:
             ),
             StreamResponse,
         )
+
+
+@pytest.mark.parametrize(("build", "ours"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_golden_with_a_null_for_every_unset_field(
+    build: Callable[[], Any], ours: type[Any]
+) -> None:
+    """The SDK's JSON with ``null`` for every field of the proto it left out (which the
+    SDK's own parser reads as absent, checked by :func:`nulled`) decodes to what the
+    SDK's plain JSON decodes to, on both entry points of the codec."""
+    obj = build()
+    expected = codec.decode(plain(obj), ours)
+    with_nulls = nulled(obj)
+    assert codec.decode(json.dumps(with_nulls).encode(), ours) == expected
+    assert codec.convert(with_nulls, ours) == expected
