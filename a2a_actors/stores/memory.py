@@ -32,7 +32,9 @@ class MemoryTaskStore:
 
     def __init__(self) -> None:
         self._records: dict[str, StoredTask] = {}
-        self._by_context: dict[str, set[str]] = {}
+        # A context's one task id, or the list of its ids once it has several: most
+        # contexts hold one task, and a string costs no more than the dict's slot.
+        self._by_context: dict[str, str | list[str]] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -45,7 +47,7 @@ class MemoryTaskStore:
         task_id = record.task.id
         old = self._records.get(task_id)
         if old is None:
-            self._by_context.setdefault(record.task.context_id, set()).add(task_id)
+            self._index(record.task.context_id, task_id)
         if old is None or old.version <= record.version:
             self._records[task_id] = record
 
@@ -62,7 +64,8 @@ class MemoryTaskStore:
         records = self._records
         candidates: Iterable[StoredTask] = records.values()
         if query.context_id is not None:
-            candidates = [records[i] for i in self._by_context.get(query.context_id, ())]
+            ids = self._by_context.get(query.context_id, ())
+            candidates = [records[ids]] if isinstance(ids, str) else [records[i] for i in ids]
         matches = [r for r in candidates if query.matches(r)]
         matches.sort(key=sort_key, reverse=True)
         start = 0
@@ -82,11 +85,25 @@ class MemoryTaskStore:
         """Remove ``task_id``; nothing happens when it is not stored."""
         record = self._records.pop(task_id, None)
         if record is not None:
-            context = record.task.context_id
-            ids = self._by_context[context]
-            ids.discard(task_id)
-            if not ids:
-                del self._by_context[context]
+            self._unindex(record.task.context_id, task_id)
+
+    def _index(self, context_id: str, task_id: str) -> None:
+        ids = self._by_context.get(context_id)
+        if ids is None:
+            self._by_context[context_id] = task_id
+        elif isinstance(ids, str):
+            self._by_context[context_id] = [ids, task_id]
+        else:
+            ids.append(task_id)
+
+    def _unindex(self, context_id: str, task_id: str) -> None:
+        ids = self._by_context[context_id]
+        if isinstance(ids, str):
+            del self._by_context[context_id]
+            return
+        ids.remove(task_id)
+        if len(ids) == 1:
+            self._by_context[context_id] = ids[0]
 
     def records(self) -> builtins.list[StoredTask]:
         """Every stored record, in no particular order (for tests and debugging)."""
