@@ -7,6 +7,7 @@ Hierarchy::
     │   ├── ParseError               -32700  body is not JSON
     │   ├── InvalidRequestError      -32600  not a JSON-RPC 2.0 request (or a batch)
     │   ├── MethodNotFoundError      -32601
+    │   │   └── MethodNotAllowedError -32601  a path that takes other HTTP methods (405)
     │   ├── InvalidParamsError       -32602  params fail validation (``field`` names the path)
     │   └── InternalError            -32603
     ├── TaskNotFoundError            -32001  unknown task, or one the caller may not see
@@ -20,6 +21,7 @@ Hierarchy::
     ├── VersionNotSupportedError     -32009
     ├── ServerBusyError              -32050  a capacity limit was hit (HTTP 429, Retry-After)
     ├── UnauthenticatedError         -32051  missing or wrong credentials (HTTP 401)
+    ├── PayloadTooLargeError         -32052  past a size limit (HTTP 413, gRPC RESOURCE_EXHAUSTED)
     └── IllegalTransitionError       (local only) a state change outside the lifecycle table
 
 Every error carries its wire identity in :data:`ERROR_TABLE` (JSON-RPC code, HTTP status,
@@ -27,8 +29,10 @@ Every error carries its wire identity in :data:`ERROR_TABLE` (JSON-RPC code, HTT
 else. The same classes are raised by our client for errors a remote peer sent: then
 ``remote`` is true and ``data`` holds the peer's details verbatim.
 
-The -32050/-32051 codes are ours, in the A2A server range (-32001..-32099); A2A 1.0 assigns
-no code to capacity or authentication failures.
+The -32050/-32051/-32052 codes are ours, in the A2A server range (-32001..-32099); A2A 1.0
+assigns no code to capacity, authentication or size failures. A size failure is not a
+capacity one: the same request fails again, so it is not a ``ServerBusyError`` (which
+clients retry).
 """
 
 from __future__ import annotations
@@ -48,11 +52,13 @@ __all__ = (
     "InternalError",
     "InvalidAgentResponseError",
     "InvalidParamsError",
+    "MethodNotAllowedError",
     "InvalidRequestError",
     "JSONRPCError",
     "MethodNotFoundError",
     "ParseError",
     "PushNotificationNotSupportedError",
+    "PayloadTooLargeError",
     "ServerBusyError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
@@ -159,6 +165,11 @@ class MethodNotFoundError(JSONRPCError):
     """The method name is not one of the A2A methods."""
 
 
+class MethodNotAllowedError(MethodNotFoundError):
+    """An HTTP method the path does not take (HTTP 405): the operation is not implemented
+    there."""
+
+
 class InvalidParamsError(JSONRPCError):
     """The params do not validate. ``field`` names the offending path when known."""
 
@@ -241,6 +252,11 @@ class UnauthenticatedError(A2AError):
     """Credentials are missing or wrong."""
 
 
+class PayloadTooLargeError(A2AError):
+    """A request (or a message) is larger than a limit; the message names the limit. Not
+    retryable: the same request fails again."""
+
+
 class IllegalTransitionError(A2AError):
     """A task state change outside the lifecycle table. The state is left unchanged.
 
@@ -260,6 +276,9 @@ ERROR_TABLE: dict[type[A2AError], ErrorSpec] = {
         -32600, 400, "INVALID_ARGUMENT", "INVALID_REQUEST", "Request payload validation error"
     ),
     MethodNotFoundError: _spec(-32601, 404, "NOT_FOUND", "METHOD_NOT_FOUND", "Method not found"),
+    MethodNotAllowedError: _spec(
+        -32601, 405, "UNIMPLEMENTED", "METHOD_NOT_ALLOWED", "Method not allowed"
+    ),
     InvalidParamsError: _spec(
         -32602, 400, "INVALID_ARGUMENT", "INVALID_PARAMS", "Invalid parameters"
     ),
@@ -310,6 +329,9 @@ ERROR_TABLE: dict[type[A2AError], ErrorSpec] = {
     ),
     UnauthenticatedError: _spec(
         -32051, 401, "UNAUTHENTICATED", "UNAUTHENTICATED", "Authentication required"
+    ),
+    PayloadTooLargeError: _spec(
+        -32052, 413, "RESOURCE_EXHAUSTED", "PAYLOAD_TOO_LARGE", "Payload too large"
     ),
     IllegalTransitionError: _spec(
         -32006, 500, "INTERNAL", "INVALID_AGENT_RESPONSE", "Illegal task state transition"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from typing import Any
 
 from google.protobuf import any_pb2, duration_pb2, json_format
@@ -25,6 +26,7 @@ from .errors import (
     A2AError,
     InvalidParamsError,
     MethodNotFoundError,
+    PayloadTooLargeError,
     ServerBusyError,
     UnauthenticatedError,
     error_for_reason,
@@ -34,6 +36,10 @@ __all__ = ("STATUS_DETAILS_KEY", "error_from_status", "error_to_status", "status
 
 #: The trailing-metadata key of the binary ``google.rpc.Status`` (gRPC's rich errors).
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
+
+#: grpcio's words when a message passes a size limit (``Received message larger than max
+#: (N vs. LIMIT)``, ``Sent message larger than max ...``): RESOURCE_EXHAUSTED, no details.
+_SIZE_LIMIT = re.compile(r"message larger than max")
 
 #: An error class for statuses without an a2a-protocol.org ErrorInfo.
 _BY_STATUS: dict[int, type[A2AError]] = {
@@ -120,6 +126,8 @@ def error_from_status(status: status_pb2.Status) -> A2AError:
             extra["retry_after"] = retry.retry_delay.ToTimedelta().total_seconds()
     if cls is None:
         cls = _BY_STATUS.get(status.code, A2AError)
+        if cls is ServerBusyError and _SIZE_LIMIT.search(status.message):
+            cls = PayloadTooLargeError  # grpcio's own size refusal: the same call fails again
     if cls is InvalidParamsError:
         kwargs = {"field": extra["field"]} if "field" in extra else {}
     elif cls is ServerBusyError:

@@ -27,7 +27,13 @@ from anyio.abc import TaskStatus
 from quart import Quart, Response, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
-from a2a_actors.protocol.errors import A2AError, InvalidRequestError, MethodNotFoundError
+from a2a_actors.protocol.errors import (
+    A2AError,
+    InvalidRequestError,
+    MethodNotAllowedError,
+    MethodNotFoundError,
+    PayloadTooLargeError,
+)
 
 from . import legacy
 from .asgi import A2ACore
@@ -204,12 +210,13 @@ def create_app(
         status = exc.code or 500
         if isinstance(exc, MethodNotAllowed):
             allowed = ", ".join(sorted(exc.valid_methods or ()))
-            error = MethodNotFoundError(f"{request.method} is not allowed here; use {allowed}")
-            return _error(error, status=405, Allow=allowed)
+            error = MethodNotAllowedError(f"{request.method} is not allowed here; use {allowed}")
+            return _error(error, Allow=allowed)
         if status == 404:
             return _error(MethodNotFoundError(f"No such resource: {request.path}"))
         if status == 413:
-            return _error(InvalidRequestError("Request body too large"), status=413)
+            limit = app.config["MAX_CONTENT_LENGTH"]
+            return _error(PayloadTooLargeError(f"Request body exceeds the limit of {limit} bytes"))
         return _error(InvalidRequestError(exc.description or exc.name), status=status)
 
     @app.errorhandler(Exception)

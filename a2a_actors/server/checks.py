@@ -22,7 +22,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from a2a_actors.protocol.errors import (
     A2AError,
     ContentTypeNotSupportedError,
-    InvalidRequestError,
+    PayloadTooLargeError,
     VersionNotSupportedError,
 )
 
@@ -103,7 +103,9 @@ class _Body(Protocol):
 
 def _too_large(limit: int) -> HTTPRefusal:
     return HTTPRefusal(
-        InvalidRequestError(f"Request body exceeds {limit} bytes"),
+        PayloadTooLargeError(
+            f"Request body exceeds the limit of {limit} bytes (serve --max-body-bytes)"
+        ),
         413,
     )
 

@@ -40,6 +40,7 @@ from a2a_actors.protocol.errors import (
     A2AError,
     ContentTypeNotSupportedError,
     InvalidParamsError,
+    MethodNotAllowedError,
     MethodNotFoundError,
     ParseError,
     UnauthenticatedError,
@@ -282,8 +283,7 @@ def admit(
     unary, streaming = route.unary.get(method), route.streaming.get(method)
     if unary is None and streaming is None:
         return rest_error_answer(
-            MethodNotFoundError(f"{method} is not allowed here; use {route.allowed}"),
-            status=405,
+            MethodNotAllowedError(f"{method} is not allowed here; use {route.allowed}"),
             headers={"Allow": route.allowed},
         )
     try:

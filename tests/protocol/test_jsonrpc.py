@@ -29,8 +29,10 @@ from a2a_actors.protocol.errors import (
     InvalidAgentResponseError,
     InvalidParamsError,
     InvalidRequestError,
+    MethodNotAllowedError,
     MethodNotFoundError,
     ParseError,
+    PayloadTooLargeError,
     PushNotificationNotSupportedError,
     ServerBusyError,
     TaskNotCancelableError,
@@ -523,13 +525,19 @@ REFERENCE_ERRORS: dict[type[A2AError], tuple[int, int, str, str]] = {
     ParseError: (-32700, 400, "INVALID_ARGUMENT", "PARSE_ERROR"),
     InvalidRequestError: (-32600, 400, "INVALID_ARGUMENT", "INVALID_REQUEST"),
     MethodNotFoundError: (-32601, 404, "NOT_FOUND", "METHOD_NOT_FOUND"),
+    MethodNotAllowedError: (-32601, 405, "UNIMPLEMENTED", "METHOD_NOT_ALLOWED"),
     InvalidParamsError: (-32602, 400, "INVALID_ARGUMENT", "INVALID_PARAMS"),
     InternalError: (-32603, 500, "INTERNAL", "INTERNAL_ERROR"),
     ServerBusyError: (-32050, 429, "RESOURCE_EXHAUSTED", "SERVER_BUSY"),
     UnauthenticatedError: (-32051, 401, "UNAUTHENTICATED", "UNAUTHENTICATED"),
+    PayloadTooLargeError: (-32052, 413, "RESOURCE_EXHAUSTED", "PAYLOAD_TOO_LARGE"),
     IllegalTransitionError: (-32006, 500, "INTERNAL", "INVALID_AGENT_RESPONSE"),
 }
-WIRE_ERRORS = [cls for cls in REFERENCE_ERRORS if cls is not IllegalTransitionError]
+#: The errors a JSON-RPC peer tells apart by code (MethodNotAllowedError, HTTP 405 on the
+#: REST binding only, shares -32601: over JSON-RPC it reads as MethodNotFoundError).
+WIRE_ERRORS = [
+    cls for cls in REFERENCE_ERRORS if cls not in (IllegalTransitionError, MethodNotAllowedError)
+]
 
 
 def test_error_table_is_the_reference_table() -> None:

@@ -131,7 +131,7 @@ async def test_an_oversized_body_read_in_part_is_refused_and_the_connection_clos
                     data += chunk
             assert connection.status_code == 413
             assert dict(connection.headers)["connection"] == "close"
-            assert json.loads(data)["error"]["code"] == -32600
+            assert json.loads(data)["error"]["code"] == -32052
             assert seen == []
 
 

@@ -117,7 +117,8 @@ async def test_4_body_size_before_json() -> None:
                 client, "/", {**JSON_HEADERS, "Content-Length": str(10**9)}
             )
             assert status == 413
-            assert body["error"]["code"] == -32600
+            assert body["error"]["code"] == -32052  # PayloadTooLargeError: not retryable
+            assert "limit of 1000 bytes" in body["error"]["message"]
             # no Content-Length: counted while streaming
             status, _, body = await _request(
                 client, "/", headers=dict(JSON_HEADERS), body=b"{" + b" " * 2000

@@ -304,9 +304,25 @@ async def test_tenant_prefixed_routes() -> None:
             # unknown below a tenant: 404; a known route with another method: 405
             status, _, _ = await call(client, "GET", "/rest/acme/nothing/here")
             assert status == 404
-            status, headers, _ = await call(client, "DELETE", "/rest/acme/message:send")
+            status, headers, body = await call(client, "DELETE", "/rest/acme/message:send")
             assert status == 405
             assert headers["allow"] == "POST"
+            error = body["error"]
+            assert (error["code"], error["status"]) == (405, "UNIMPLEMENTED")
+            assert error["details"][0]["reason"] == "METHOD_NOT_ALLOWED"
+
+
+async def test_a_body_past_the_limit_is_413_resource_exhausted_naming_the_limit() -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with running_app(config=ServerConfig(max_body_bytes=512)) as client:
+            status, _, body = await call(
+                client, "POST", "/rest/message:send", {"message": message("x" * 600)}
+            )
+            assert status == 413
+            error = body["error"]
+            assert (error["code"], error["status"]) == (413, "RESOURCE_EXHAUSTED")
+            assert error["details"][0]["reason"] == "PAYLOAD_TOO_LARGE"
+            assert "limit of 512 bytes" in error["message"]
 
 
 async def test_tenant_of_each_request_reaches_the_agent() -> None:
