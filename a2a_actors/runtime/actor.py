@@ -378,6 +378,10 @@ class TaskActor:
                         await self._finish_canceled()
                 elif error is not None:
                     await self._finish_error(error)
+                    # The traceback refers to this frame, which refers to the error: drop
+                    # the cycle now, so the handler's frames (and what they held) go at
+                    # once rather than at the next full collection.
+                    error = None
                 elif self.machine.terminal:
                     if result is not None:
                         logger.warning(
