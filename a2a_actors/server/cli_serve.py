@@ -23,7 +23,8 @@ right for embedding, tests and stateless demos; everything is gone at exit.
 client observed is on disk, and after a restart (even a SIGKILL) tasks that were running
 are FAILED with a "server restarted" status message while tasks waiting for input resume
 with the client's next message. ``--retention-ttl``/``--retention-max`` evict the oldest
-finished tasks (never live ones) with either store. See docs/durability.md.
+finished tasks (never live ones) with either store; the memory store keeps at most 10,000
+finished tasks for at most a day unless told otherwise. See docs/durability.md.
 
 ``--middleware MODULE:ATTR`` (repeatable, outermost first) wraps each named agent-side
 middleware (an async callable ``(ctx, next)``, see ``a2a_actors.runtime.middleware``) around
@@ -199,10 +200,13 @@ def register(subparsers: Any) -> None:
         "--retention-ttl",
         type=cli_values.seconds,
         metavar="SECONDS",
-        help="evict finished tasks this old",
+        help="evict finished tasks this old (memory store default: 86400)",
     )
     parser.add_argument(
-        "--retention-max", type=cli_values.count, metavar="N", help="keep at most N finished tasks"
+        "--retention-max",
+        type=cli_values.count,
+        metavar="N",
+        help="keep at most N finished tasks (memory store default: 10000)",
     )
     parser.add_argument(
         "--middleware",
@@ -298,12 +302,16 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
         changes["allow_private_push"] = True
     if args.middleware:
         changes["middleware"] = (*base.middleware, *(_middleware(m) for m in args.middleware))
-    if args.store == "memory" and (args.retention_ttl or args.retention_max):
-        changes["supervisor_options"] = {
-            **base.supervisor_options,
-            "retention_ttl": args.retention_ttl,
-            "retention_max": args.retention_max,
-        }
+    retention = {
+        key: value
+        for key, value in (
+            ("retention_ttl", args.retention_ttl),
+            ("retention_max", args.retention_max),
+        )
+        if value is not None
+    }
+    if args.store == "memory" and retention:  # what is not given keeps its default
+        changes["supervisor_options"] = {**base.supervisor_options, **retention}
     if args.public_url:
         changes["public_url"] = args.public_url
     if args.cluster:

@@ -46,6 +46,11 @@ __all__ = (
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 #: Default bound on the tasks waiting for a running slot (with ``max_running``).
 DEFAULT_MAX_QUEUED = 100
+#: Finished tasks a server on the memory store keeps, at most, and for how long (seconds),
+#: unless ``supervisor_options`` say otherwise: a server left running for weeks must not
+#: grow without bound (about 1.2 KB per small finished task: 12 MB at the cap).
+DEFAULT_MEMORY_RETENTION_MAX = 10_000
+DEFAULT_MEMORY_RETENTION_TTL = 24 * 3600.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,7 +173,10 @@ class ServerConfig:
         task_timeout: Seconds a task may run (waiting for input does not count) unless its
             agent sets a ``timeout``; past it the handler is interrupted and the task
             FAILED. None: no limit.
-        supervisor_options: Extra keyword arguments for the Supervisor.
+        supervisor_options: Extra keyword arguments for the Supervisor. Without a ``store``
+            (the memory store), ``retention_max`` and ``retention_ttl`` default to
+            :data:`DEFAULT_MEMORY_RETENTION_MAX` finished tasks and
+            :data:`DEFAULT_MEMORY_RETENTION_TTL` seconds (``None`` for either: no bound).
         middleware: Agent-side middleware wrapped around the served agent's handler,
             outermost first, outside any the agent has (``a2a_actors.runtime.middleware``);
             not applicable to a Supervisor given to ``create_app``.

@@ -54,7 +54,7 @@ from a2a_actors.stores.memory import MemoryTaskStore
 from .auth import Authenticator
 from .card import Cards
 from .checks import HeaderLookup, forwarded_headers, requested_extensions
-from .config import ServerConfig
+from .config import DEFAULT_MEMORY_RETENTION_MAX, DEFAULT_MEMORY_RETENTION_TTL, ServerConfig
 from .delegation import provide_delegator
 from .methods import CallContext, Methods
 from .metrics import ServerMetrics
@@ -228,6 +228,9 @@ class A2AService:
             options.pop("retention_ttl", None)
             options.pop("retention_max", None)
             options["observers"] = (*cluster["observers"], *options.get("observers", ()))
+        elif "store" not in options:  # the memory store: bounded unless told otherwise
+            options.setdefault("retention_max", DEFAULT_MEMORY_RETENTION_MAX)
+            options.setdefault("retention_ttl", DEFAULT_MEMORY_RETENTION_TTL)
         if self.config.max_live_tasks is not None:
             options["max_live_tasks"] = self.config.max_live_tasks
         if self.config.max_running is not None:

@@ -11,9 +11,11 @@ import pytest
 
 from a2a_actors.cli import build_parser
 from a2a_actors.runtime import TaskContext, agent
-from a2a_actors.server import ServerConfig
+from a2a_actors.server import ServerConfig, service_of
 from a2a_actors.server.cli_serve import _config
+from a2a_actors.stores import MemoryTaskStore
 
+from .agents import scenario_agent
 from .helpers import TIMEOUT, envelope, post, rpc_result, running_app, send_params, stream
 
 pytestmark = pytest.mark.anyio
@@ -96,3 +98,25 @@ async def test_max_body_bytes_refuses_a_larger_body() -> None:
                 client, "/", envelope("SendMessage", send_params("x" * 400))
             )
             assert status == 413, raw
+
+
+async def test_a_server_on_the_memory_store_keeps_finished_tasks_within_bounds() -> None:
+    """The memory store's default retention (a server left running must not grow without
+    bound); ``None`` for both turns it off, and a given store is left alone."""
+    with anyio.fail_after(TIMEOUT):
+        for options, retained in (
+            ({}, 1),
+            ({"retention_ttl": None, "retention_max": None}, 0),
+            ({"store": MemoryTaskStore()}, 0),
+        ):
+            config = ServerConfig(supervisor_options=options)
+            async with running_app(scenario_agent, config) as client:
+                task = (await rpc_result(client, "SendMessage", send_params("hi")))["task"]
+                assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+                supervisor = service_of(client.app).methods.supervisor
+                assert supervisor.statistics().retained_tasks == retained, options
+
+
+def test_the_retention_flags_keep_the_other_default() -> None:
+    args = build_parser().parse_args(["serve", "m:a", "--retention-max", "500"])
+    assert _config(ServerConfig(), args).supervisor_options == {"retention_max": 500}
