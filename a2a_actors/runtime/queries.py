@@ -5,29 +5,46 @@ actor's last *published* snapshot, anything else from the store; since an actor
 publishes only what it already stored (:mod:`~a2a_actors.runtime.publication`), both
 agree. Provisional tasks and other callers' tasks read as unknown (ownership: see
 :mod:`~a2a_actors.runtime.roster`). ``historyLength`` is applied to every Task returned.
-The supervisor holds a :class:`TaskQueries` as a field and documents the requests.
+A ListTasks page is bounded in bytes as well as in count: it ends before the task that
+would take its JSON past ``max_page_bytes`` (one task at least, however large), and its
+``nextPageToken`` goes on from there. The supervisor holds a :class:`TaskQueries` as a
+field and documents the requests.
 """
 
 from __future__ import annotations
 
 import msgspec
 
+from ..protocol import codec
 from ..protocol.models import Task, TaskState
 from ..protocol.requests import ListTasksRequest, ListTasksResponse
 from ..protocol.state import apply_history_length
-from ..stores.base import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, StoredTask, TaskQuery
+from ..stores.base import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    StoredTask,
+    TaskQuery,
+    encode_page_token,
+    sort_key,
+)
 from .roster import TaskRoster
 
-__all__ = ("TaskQueries",)
+__all__ = ("DEFAULT_MAX_PAGE_BYTES", "TaskQueries")
+
+#: The most JSON a ListTasks page holds (its tasks', encoded), unless told otherwise.
+DEFAULT_MAX_PAGE_BYTES = 4 << 20
 
 
 class TaskQueries:
     """GetTask, ListTasks and :meth:`check_access` over a roster."""
 
-    __slots__ = ("roster",)
+    __slots__ = ("max_page_bytes", "roster")
 
-    def __init__(self, roster: TaskRoster) -> None:
+    def __init__(self, roster: TaskRoster, *, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES):
+        if max_page_bytes < 1:
+            raise ValueError("max_page_bytes must be at least 1")
         self.roster = roster
+        self.max_page_bytes = max_page_bytes
 
     async def get_task(
         self, task_id: str, *, history_length: int | None = None, caller: str | None = None
@@ -61,18 +78,24 @@ class TaskQueries:
         )
         page = await self.roster.env.store.list(query)
         include = bool(request.include_artifacts)
-        tasks = tuple(
-            apply_history_length(
-                r.task
-                if include or not r.task.artifacts
-                else msgspec.structs.replace(r.task, artifacts=()),
+        tasks: list[Task] = []
+        size = 0
+        token = page.next_page_token
+        for index, record in enumerate(page.records):
+            task = apply_history_length(
+                record.task
+                if include or not record.task.artifacts
+                else msgspec.structs.replace(record.task, artifacts=()),
                 request.history_length,
             )
-            for r in page.records
-        )
+            size += len(codec.encode(task))
+            if size > self.max_page_bytes and tasks:  # the rest on the next page
+                token = encode_page_token(sort_key(page.records[index - 1]))
+                break
+            tasks.append(task)
         return ListTasksResponse(
-            tasks=tasks,
-            next_page_token=page.next_page_token,
+            tasks=tuple(tasks),
+            next_page_token=token,
             page_size=page_size,
             total_size=page.total_size,
         )

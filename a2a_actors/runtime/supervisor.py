@@ -76,7 +76,7 @@ from .agent import Agent, Delegator, as_agent
 from .environment import ActorEnvironment, EventObserver, RemoteTasks
 from .fanout import Subscription
 from .interfaces import AgentSpec, SupervisorStatistics
-from .queries import TaskQueries
+from .queries import DEFAULT_MAX_PAGE_BYTES, TaskQueries
 from .replay import ResumeOptions
 from .retention import Retention
 from .roster import TaskRoster
@@ -117,6 +117,8 @@ class Supervisor:
             subscriptions for them are forwarded); None for a single process.
         resume: How many of a streamed task's events are kept, and for how long after it
             settles, so that a cut stream can resume (``subscribe(..., after=)``).
+        max_page_bytes: The most JSON one ListTasks page holds (its tasks'); past it the
+            page ends early and its ``nextPageToken`` goes on from there.
 
     Raises:
         TypeError: ``agent`` is not an agent.
@@ -143,6 +145,7 @@ class Supervisor:
         keep_interrupted: bool = False,
         remote: RemoteTasks | None = None,
         resume: ResumeOptions | None = None,
+        max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
     ) -> None:
         if mailbox_size < 1 or subscriber_buffer < 1:
             raise ValueError("mailbox_size and subscriber_buffer must be at least 1")
@@ -169,7 +172,7 @@ class Supervisor:
         )
         self._env.task_ended = self._roster.task_ended
         self._streams = TaskStreams(self._roster)
-        self._queries = TaskQueries(self._roster)
+        self._queries = TaskQueries(self._roster, max_page_bytes=max_page_bytes)
         self._host_tg: anyio.abc.TaskGroup | None = None
 
     @property
