@@ -98,11 +98,16 @@ async def test_connection_statistics_count_a_reconnect(tmp_path: Path) -> None:
             assert (stats.connected, stats.disconnects, stats.reconnects) == (True, 1, 1)
 
 
-def _gomaxprocs(pid: int | None) -> str | None:
-    """GOMAXPROCS in the environment the process was started with (Linux's /proc)."""
+def _environ(pid: int | None, name: str) -> str | None:
+    """``name`` in the environment the process was started with (Linux's /proc)."""
     environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    found = [v.split(b"=", 1)[1].decode() for v in environ if v.startswith(b"GOMAXPROCS=")]
+    key = name.encode() + b"="
+    found = [v.split(b"=", 1)[1].decode() for v in environ if v.startswith(key)]
     return found[-1] if found else None
+
+
+def _gomaxprocs(pid: int | None) -> str | None:
+    return _environ(pid, "GOMAXPROCS")
 
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads Linux's /proc")
@@ -126,3 +131,20 @@ async def test_the_server_runs_on_one_cpu_unless_told_otherwise(
         with pytest.raises(ValueError, match="cpus is at least 1, not 0"):
             async with NatsServer.running(tmp_path / "none", cpus=0):
                 pass
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads Linux's /proc")
+async def test_the_server_has_a_memory_limit_unless_told_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    with anyio.fail_after(60):
+        async with NatsServer.running(tmp_path / "default") as server:
+            assert _environ(server.pid, "GOMEMLIMIT") == "256MiB"
+        async with NatsServer.running(tmp_path / "set", memory_limit="64MiB") as server:
+            assert _environ(server.pid, "GOMEMLIMIT") == "64MiB"
+        async with NatsServer.running(tmp_path / "off", memory_limit=None) as server:
+            assert _environ(server.pid, "GOMEMLIMIT") is None
+        monkeypatch.setenv("GOMEMLIMIT", "96MiB")  # the environment wins
+        async with NatsServer.running(tmp_path / "env") as server:
+            assert _environ(server.pid, "GOMEMLIMIT") == "96MiB"
