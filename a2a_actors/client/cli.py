@@ -28,6 +28,12 @@ the calls that do not wait on the agent's work (``card``, ``get``, ``list``) are
 task takes (``send`` says on stderr what it waits for). Past a bound the command says what
 it was waiting for, on stderr, and exits 124.
 
+Retries: ``send`` carries an ``Idempotency-Key`` (``--idempotency-key KEY``, or a fresh one
+per run) and repeats a send whose connection failed with that key, up to ``--retries N``
+times (2 by default; :func:`~.middleware.retry_sends`): a server that honours the key, as
+a2a-actors does, runs it once. Running the command again with the same key gets the task
+the first run created.
+
 :func:`add_client_commands` (alias :func:`register`, the hook ``a2a_actors.cli`` calls on each
 module in its ``SUBCOMMANDS``) adds the subcommands to another parser; each sets ``handler``,
 a callable ``(argparse.Namespace) -> int`` returning the exit status. :func:`main` is a parser
@@ -46,6 +52,7 @@ import anyio
 import httpx
 
 from a2a_actors.protocol.errors import A2AError, UnauthenticatedError, UnsupportedOperationError
+from a2a_actors.protocol.headers import MAX_IDEMPOTENCY_KEY_LENGTH, valid_idempotency_key
 from a2a_actors.protocol.models import StreamResponse, TaskState
 from a2a_actors.protocol.state import TERMINAL_STATES
 
@@ -64,6 +71,7 @@ from .cli_send import send
 from .cli_time import DEFAULT_BOUND, TIMED_OUT, Deadline, TimedOut, timeout_seconds
 from .client import A2AClient
 from .grpc_binding import GRPC_BINDING
+from .middleware import retry_sends
 from .registry import REGISTRY_ENV, Registry, is_url, open_registry
 
 __all__ = ("add_client_commands", "main", "opened_registry", "register")
@@ -125,6 +133,26 @@ def _state(text: str) -> TaskState:
     return state
 
 
+def _idempotency_key(text: str) -> str:
+    """The ``--idempotency-key`` argument: what a server accepts as one."""
+    if not valid_idempotency_key(text):
+        raise argparse.ArgumentTypeError(
+            f"an idempotency key is 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters"
+        )
+    return text
+
+
+def _count(text: str) -> int:
+    """A whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more; got {text!r}")
+    return value
+
+
 def _common() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -178,6 +206,21 @@ def add_client_commands(subparsers: argparse._SubParsersAction[argparse.Argument
     send_.add_argument("--context-id", default="", help="send within this context")
     send_.add_argument(
         "--return-immediately", action="store_true", help="do not wait for the task to finish"
+    )
+    send_.add_argument(
+        "--idempotency-key",
+        type=_idempotency_key,
+        default=None,
+        metavar="KEY",
+        help="the send's Idempotency-Key (default: a fresh one): running the command again "
+        "with the same key gets the task the first run created",
+    )
+    send_.add_argument(
+        "--retries",
+        type=_count,
+        default=2,
+        metavar="N",
+        help="repeat a send whose connection failed, with the same key, up to N times (default 2)",
     )
     send_.set_defaults(handler=_runner(send))
 
@@ -284,16 +327,22 @@ async def _call(command: _Command, args: argparse.Namespace) -> int:
 
 async def _connect(args: argparse.Namespace) -> A2AClient:
     credentials = {"api_key": args.api_key, "bearer_token": args.bearer_token}
+    retries = getattr(args, "retries", None)  # send's own
+    middleware = [] if retries is None else [retry_sends(retries + 1)]
     if not args.url.startswith(_GRPC_SCHEMES):
         bindings = (args.binding,) if args.binding else None
         return await A2AClient.connect(
-            args.url, bindings=bindings, verify_card=args.verify, **credentials
+            args.url,
+            bindings=bindings,
+            verify_card=args.verify,
+            middleware=middleware,
+            **credentials,
         )
     if args.verify is not None:
         raise ValueError(f"{args.url} has no card to verify: --verify needs the agent's URL")
     if args.binding not in (None, GRPC_BINDING):
         raise ValueError(f"{args.url} is a gRPC endpoint: --binding {args.binding} cannot reach it")
-    return A2AClient(args.url, binding=GRPC_BINDING, **credentials)
+    return A2AClient(args.url, binding=GRPC_BINDING, middleware=middleware, **credentials)
 
 
 @asynccontextmanager

@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from a2a_actors.protocol.headers import IDEMPOTENCY_HEADER
 from a2a_actors.protocol.models import Message, Task, TaskState
 from a2a_actors.protocol.requests import SendMessageResponse
 from a2a_actors.protocol.state import TERMINAL_STATES
@@ -38,6 +39,7 @@ from .cli_output import emit, follow, note, print_reply, state_name, waiting_hin
 from .cli_time import INTERRUPTED, TIMED_OUT
 from .client import A2AClient
 from .stream import EventStream
+from .transport import request_headers
 
 __all__ = ("send",)
 
@@ -113,6 +115,12 @@ async def _on_sigint(scope: anyio.CancelScope, outcome: list[int]) -> None:
 
 
 async def _send(client: A2AClient, args: argparse.Namespace, seen: _Seen) -> None:
+    key = getattr(args, "idempotency_key", None)
+    with request_headers({IDEMPOTENCY_HEADER: key} if key else {}):
+        await _sent(client, args, seen)
+
+
+async def _sent(client: A2AClient, args: argparse.Namespace, seen: _Seen) -> None:
     if args.stream:
         stream = client.stream_message(args.text, task_id=args.task_id, context_id=args.context_id)
         try:

@@ -33,7 +33,8 @@ call's: what a middleware raises is what the caller's ``await client.get_task(..
 stream's ``async with``) raises; in a delegation it fails the delegating task's hop like any
 failed remote call.
 
-Shipped: :func:`log_calls` (timing and logging) and :func:`retry_reads` (retry of idempotent
+Shipped: :func:`log_calls` (timing and logging), :func:`retry_sends` (an idempotency key
+on every send, and its retry) and :func:`retry_reads` (retry of idempotent
 reads on connection errors; never SendMessage, never a stream).
 """
 
@@ -43,6 +44,7 @@ import dataclasses
 import logging
 import math
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeAlias, TypeVar, cast
@@ -50,10 +52,11 @@ from typing import Any, TypeAlias, TypeVar, cast
 import anyio
 
 from a2a_actors.protocol.card import AgentInterface
+from a2a_actors.protocol.headers import IDEMPOTENCY_HEADER
 from a2a_actors.protocol.models import StreamResponse
 
 from .errors import A2AConnectionError
-from .transport import EventSource, Transport
+from .transport import EventSource, Transport, current_request_headers, request_headers
 
 __all__ = (
     "IDEMPOTENT_READS",
@@ -65,11 +68,15 @@ __all__ = (
     "log_calls",
     "observed",
     "retry_reads",
+    "retry_sends",
     "run_chain",
 )
 
 logger = logging.getLogger("a2a_actors.client.middleware")
 R = TypeVar("R")
+
+#: The methods :func:`retry_sends` repeats (with an idempotency key).
+SENDS = frozenset({"SendMessage", "SendStreamingMessage"})
 
 #: The methods :func:`retry_reads` may repeat: reads with no effect on the agent.
 IDEMPOTENT_READS = frozenset(
@@ -337,37 +344,76 @@ def retry_reads(
     ``backoff`` seconds, then twice as long each time (at most ``max_backoff``).
 
     Never repeats anything else: a SendMessage whose connection broke may have been
-    applied, and a stream's caller has already seen events. The last error goes on.
+    applied (:func:`retry_sends` repeats sends safely), and a stream's caller has already
+    seen events. The last error goes on.
 
     Raises:
         ValueError: ``attempts`` below 1, or a negative or non-finite backoff.
     """
+    _check_retries(attempts, backoff, max_backoff)
+
+    async def retry(call: ClientCall, next: ClientNext) -> object:
+        if call.streaming or call.method not in IDEMPOTENT_READS:
+            return await next(call)
+        return await _retrying(call, next, attempts, backoff, max_backoff)
+
+    return retry
+
+
+def retry_sends(
+    attempts: int = 3, *, backoff: float = 0.1, max_backoff: float = 2.0
+) -> ClientMiddleware:
+    """A middleware that makes sends safe to repeat, and repeats them: each SendMessage and
+    SendStreamingMessage carries an ``Idempotency-Key`` (a fresh one per call, unless the
+    caller set one with :func:`~.transport.request_headers`), and a send failed by
+    :class:`~.errors.A2AConnectionError` (a stream: while it opens) is repeated
+    with the same key, up to ``attempts`` tries in all, waiting as :func:`retry_reads`
+    does. A server that honours the key (a2a-actors does) answers a repeat with the task
+    the first try created, never a second one; one that ignores it may run it twice.
+
+    Raises:
+        ValueError: ``attempts`` below 1, or a negative or non-finite backoff.
+    """
+    _check_retries(attempts, backoff, max_backoff)
+
+    async def retry(call: ClientCall, next: ClientNext) -> object:
+        if call.method not in SENDS:
+            return await next(call)
+        key = (current_request_headers() or {}).get(IDEMPOTENCY_HEADER) or uuid.uuid4().hex
+        with request_headers({IDEMPOTENCY_HEADER: key}):
+            return await _retrying(call, next, attempts, backoff, max_backoff)
+
+    return retry
+
+
+def _check_retries(attempts: int, backoff: float, max_backoff: float) -> None:
     if attempts < 1:
         raise ValueError(f"attempts must be at least 1, not {attempts}")
     if not (0 <= backoff <= max_backoff and math.isfinite(max_backoff)):
         raise ValueError("backoffs must be finite, with 0 <= backoff <= max_backoff")
 
-    async def retry(call: ClientCall, next: ClientNext) -> object:
-        if call.streaming or call.method not in IDEMPOTENT_READS:
-            return await next(call)
-        delay = backoff
-        for attempt in range(1, attempts + 1):
-            try:
-                return await next(call)
-            except A2AConnectionError as exc:
-                if attempt == attempts:
-                    raise
-                logger.info(
-                    "%s %s: %s; retrying in %.2f s (%d/%d)",
-                    call.method,
-                    call.url,
-                    exc,
-                    delay,
-                    attempt,
-                    attempts - 1,
-                )
-                await anyio.sleep(delay)
-                delay = min(delay * 2, max_backoff)
-        raise AssertionError("unreachable")  # the loop returns or raises
 
-    return retry
+async def _retrying(
+    call: ClientCall, next: ClientNext, attempts: int, backoff: float, max_backoff: float
+) -> object:
+    """``next(call)``, repeated on :class:`~.errors.A2AConnectionError` (the last one goes
+    on)."""
+    delay = backoff
+    for attempt in range(1, attempts + 1):
+        try:
+            return await next(call)
+        except A2AConnectionError as exc:
+            if attempt == attempts:
+                raise
+            logger.info(
+                "%s %s: %s; retrying in %.2f s (%d/%d)",
+                call.method,
+                call.url,
+                exc,
+                delay,
+                attempt,
+                attempts - 1,
+            )
+            await anyio.sleep(delay)
+            delay = min(delay * 2, max_backoff)
+    raise AssertionError("unreachable")  # the loop returns or raises

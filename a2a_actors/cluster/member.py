@@ -53,6 +53,7 @@ from ..runtime.supervisor import Supervisor
 from ..stores.base import StoredTask, TaskPage, TaskQuery
 from .errors import ClusterUnavailableError
 from .event_log import TaskFeed
+from .idempotency import NatsKeys
 from .inbox import CancelCommand, InputCommand
 from .node import ClusterNode
 from .owner import SupervisorInbox
@@ -311,6 +312,19 @@ class ClusterMember:
             "keep_interrupted": True,
             "retain": self.retain,
         }
+
+    def keys(self, ttl: float) -> NatsKeys:
+        """The cluster's idempotency keys of sends, each kept ``ttl`` seconds (see
+        :mod:`.idempotency`)."""
+        node = self.node
+        return NatsKeys(
+            node.conn,
+            node.conn.names.idempotency_bucket,
+            holder=node.holder,
+            alive=node.is_alive,
+            ttl=ttl,
+            replicas=node.replicas,
+        )
 
     async def retain(
         self,

@@ -10,6 +10,7 @@ What                      Name                           Carries
 tasks KV bucket           ``A2A_<token>_tasks``          one key per task: its StoredTask
 nodes KV bucket           ``A2A_<token>_nodes``          one key per node: its lease
 push KV bucket            ``A2A_<token>_push``           one key per task: its push configs
+idempotency KV bucket     ``A2A_<token>_idem``           one key per idempotency key: its send
 events stream             ``A2A_<token>_events``         every published event, by task
 event subject             ``a2a.<token>.ev.<key>``       the events of one task, in order
 owner inbox subject       ``a2a.<token>.inbox.<node>``   cancel and input for that owner
@@ -120,6 +121,11 @@ class ClusterNames:
     def push_bucket(self) -> str:
         """The KV bucket of push-notification configs."""
         return f"A2A_{self.token}_push"
+
+    @property
+    def idempotency_bucket(self) -> str:
+        """The KV bucket of the sends' idempotency keys."""
+        return f"A2A_{self.token}_idem"
 
     @property
     def events_stream(self) -> str:

@@ -67,6 +67,7 @@ class ClusterNode:
         push: The cluster's push-config store.
         log: The cluster's event log.
         inbox: Sends commands to other owners (serve this node's with ``inbox.serve``).
+        replicas: JetStream replicas of the buckets and streams it creates.
     """
 
     def __init__(
@@ -78,9 +79,11 @@ class ClusterNode:
         push: NatsPushConfigStore,
         log: EventLog,
         tg: anyio.abc.TaskGroup,
+        replicas: int = 1,
     ) -> None:
         """Use :meth:`open` instead."""
         self.conn = conn
+        self.replicas = replicas
         self.lease = lease
         self.holder = Holder(lease.record.node_id, lease.epoch)
         self.store = store
@@ -140,7 +143,7 @@ class ClusterNode:
                 NatsPushConfigStore.open(conn, replicas=replicas) as push,
             ):
                 log = await EventLog.open(conn, replicas=replicas)
-                node = cls(conn, leases, lease, store, push, log, tg)
+                node = cls(conn, leases, lease, store, push, log, tg, replicas)
                 await tg.start(node._settle_lost_nodes)
                 yield node
                 tg.cancel_scope.cancel()
@@ -150,6 +153,15 @@ class ClusterNode:
         """The cluster's lease time (its nodes bucket's): a node cut from NATS that long
         has fenced itself, and the others settle its tasks."""
         return self._leases.ttl
+
+    async def is_alive(self, holder: Holder) -> bool:
+        """Whether ``holder`` (a node incarnation) still holds its lease.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        record = (await self._leases.live()).get(holder.node_id)
+        return record is not None and record.epoch == holder.epoch
 
     def handle_lost_tasks(self, handler: LostTaskHandler | None) -> None:
         """Call ``handler`` with each task this node fails for a lost node, once its FAILED

@@ -180,6 +180,12 @@ def register(subparsers: Any) -> None:
         help="fail a task that runs longer (waiting for input does not count)",
     )
     parser.add_argument(
+        "--idempotency-ttl",
+        type=cli_values.positive_seconds,
+        metavar="SECONDS",
+        help="how long a send's Idempotency-Key is remembered (default 86400)",
+    )
+    parser.add_argument(
         "--max-body-bytes",
         type=cli_values.positive,
         metavar="N",
@@ -296,6 +302,8 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
         changes["max_queued"] = args.max_queued
     if args.task_timeout is not None:
         changes["task_timeout"] = args.task_timeout
+    if args.idempotency_ttl is not None:
+        changes["idempotency_ttl"] = args.idempotency_ttl
     if args.max_body_bytes is not None:
         changes["max_body_bytes"] = args.max_body_bytes
     if args.allow_private_push:

@@ -173,6 +173,8 @@ class ServerConfig:
         task_timeout: Seconds a task may run (waiting for input does not count) unless its
             agent sets a ``timeout``; past it the handler is interrupted and the task
             FAILED. None: no limit.
+        idempotency_ttl: Seconds an ``Idempotency-Key`` of a send is remembered (its retry
+            within them returns the task it created: ``a2a_actors.server.idempotency``).
         supervisor_options: Extra keyword arguments for the Supervisor. Without a ``store``
             (the memory store), ``retention_max`` and ``retention_ttl`` default to
             :data:`DEFAULT_MEMORY_RETENTION_MAX` finished tasks and
@@ -234,6 +236,7 @@ class ServerConfig:
     max_running: int | None = None
     max_queued: int | None = DEFAULT_MAX_QUEUED
     task_timeout: float | None = None
+    idempotency_ttl: float = 24 * 3600.0
     supervisor_options: Mapping[str, Any] = field(default_factory=dict)
     middleware: tuple[Any, ...] = ()
     cluster: ClusterOptions | None = None
@@ -251,6 +254,8 @@ class ServerConfig:
             raise ValueError("max_body_bytes must be positive")
         if self.max_queued is not None and self.max_queued < 1:
             raise ValueError("max_queued must be at least 1 (or None)")
+        if not self.idempotency_ttl > 0:
+            raise ValueError("idempotency_ttl must be a positive number of seconds")
         if self.task_timeout is not None and not self.task_timeout > 0:
             raise ValueError("task_timeout must be a positive number of seconds (or None)")
         if self.ping_interval <= 0:

@@ -14,7 +14,7 @@ context managers: errors before the first event raise from ``__aenter__``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -42,9 +42,11 @@ from a2a_actors.protocol.requests import (
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
+from a2a_actors.stores.keys import KeyStore
 
 from .card import Cards
 from .config import ServerConfig
+from .idempotency import IdempotentSends
 from .push_configs import PushConfigs
 
 if TYPE_CHECKING:
@@ -68,6 +70,8 @@ class CallContext:
             ``Last-Event-ID``, see :func:`~.sse.resume_point`); None: from a snapshot.
         binding: The binding the call came by (``jsonrpc``, ``rest``, ``grpc``): a label
             of the request metrics (docs/observability.md).
+        idempotency_key: The request's ``Idempotency-Key`` ("" when it has none): see
+            :mod:`.idempotency`.
     """
 
     caller: str | None = None
@@ -77,6 +81,7 @@ class CallContext:
     headers: Mapping[str, str] = field(default_factory=dict)
     after: int | None = None
     binding: str = "jsonrpc"
+    idempotency_key: str = ""
 
 
 class _InlinePush:
@@ -139,15 +144,22 @@ class Methods:
         config: The server configuration.
         cards: The card builder (for GetExtendedAgentCard and declared extensions).
         push: The push-config rules and store.
+        keys: Where the idempotency keys of sends are kept (:mod:`.idempotency`).
     """
 
     def __init__(
-        self, supervisor: Supervisor, config: ServerConfig, cards: Cards, push: PushConfigs
+        self,
+        supervisor: Supervisor,
+        config: ServerConfig,
+        cards: Cards,
+        push: PushConfigs,
+        keys: KeyStore,
     ) -> None:
         self.supervisor = supervisor
         self.config = config
         self.cards = cards
         self.push = push
+        self.idempotent = IdempotentSends(keys, supervisor)
 
     def activated_extensions(self, ctx: CallContext) -> frozenset[str]:
         """The requested extensions this agent supports (echoed in ``A2A-Extensions``)."""
@@ -216,7 +228,8 @@ class Methods:
             raise
 
     async def send_message(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:
-        """SendMessage (blocking, ``returnImmediately`` and ``historyLength`` as requested).
+        """SendMessage (blocking, ``returnImmediately`` and ``historyLength`` as requested);
+        with an idempotency key, the task the key created if it did (:mod:`.idempotency`).
 
         An inline ``taskPushNotificationConfig`` is checked against the SSRF policy first
         (a refusal creates nothing), then registered as soon as the task exists, before it
@@ -224,6 +237,13 @@ class Methods:
         message, before the message is delivered to its task.
         """
         self._check_extensions(request, ctx)
+        if ctx.idempotency_key:
+            return await self.idempotent.send(
+                ctx.idempotency_key, request, ctx.caller, lambda: self._sending(request, ctx)
+            )
+        return await self._sending(request, ctx)
+
+    async def _sending(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:
         inline = await self._inline_push(request)
         if inline is None:  # the common case, without the push bookkeeping
             return await self.supervisor.send_message(
@@ -242,17 +262,31 @@ class Methods:
             await registrar.forget()  # the provisional task was discarded: so is its config
         return result
 
-    @asynccontextmanager
-    async def stream_message(
+    def stream_message(
         self, request: SendMessageRequest, ctx: CallContext
-    ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
-        """SendStreamingMessage: the task's events, starting with the Task (or one Message).
+    ) -> AbstractAsyncContextManager[AsyncIterator[StreamResponse]]:
+        """SendStreamingMessage: the task's events, starting with the Task (or one Message);
+        with an idempotency key, the events of the task the key created if it did.
 
         An inline ``taskPushNotificationConfig`` is checked and registered as for
         :meth:`send_message`.
+
+        Raises:
+            UnsupportedOperationError: Streaming is off (raised by this call).
+            ExtensionSupportRequiredError: A required extension is not active (this call).
         """
         self._check_streaming()
         self._check_extensions(request, ctx)
+        if ctx.idempotency_key:
+            return self.idempotent.stream(
+                ctx.idempotency_key, request, ctx.caller, lambda: self._streaming(request, ctx)
+            )
+        return self._streaming(request, ctx)
+
+    @asynccontextmanager
+    async def _streaming(
+        self, request: SendMessageRequest, ctx: CallContext
+    ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
         inline = await self._inline_push(request)
         if inline is None:  # the common case, without the exit stack's cost
             async with self.supervisor.stream_message(

@@ -49,6 +49,7 @@ from a2a_actors.protocol.requests import (
     TaskPushNotificationConfig,
 )
 from a2a_actors.runtime.tracing import ATTRIBUTES, Tracing
+from a2a_actors.stores.keys import KeyStore
 
 from .methods import CallContext, Methods
 from .responses import as_a2a_error
@@ -247,11 +248,12 @@ class ObservedMethods(Methods):
         config: ServerConfig,
         cards: Cards,
         push: PushConfigs,
+        keys: KeyStore,
         *,
         tracing: Tracing | None,
         metrics: ServerMetrics | None,
     ) -> None:
-        super().__init__(supervisor, config, cards, push)
+        super().__init__(supervisor, config, cards, push, keys)
         self._observe = _Observer(tracing, metrics)
 
     async def send_message(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:

@@ -220,7 +220,8 @@ async def serve(
     try:
         async with joined as member, anyio.create_task_group() as tg:
             if member is not None:  # before the lifespan starts the Supervisor
-                service.use_cluster(member.supervisor_options(), member.push)
+                keys = member.keys(service.config.idempotency_ttl)
+                service.use_cluster(member.supervisor_options(), member.push, keys)
             try:
                 await tg.start(run_hypercorn)
                 # trio: Hypercorn reported after the lifespan started; asyncio: wait for it.

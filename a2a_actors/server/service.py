@@ -49,6 +49,7 @@ from a2a_actors.stores.base import (
     TaskQuery,
     TaskStore,
 )
+from a2a_actors.stores.keys import KeyStore, MemoryKeys
 from a2a_actors.stores.memory import MemoryTaskStore
 
 from .auth import Authenticator
@@ -56,6 +57,7 @@ from .card import Cards
 from .checks import HeaderLookup, forwarded_headers, requested_extensions
 from .config import DEFAULT_MEMORY_RETENTION_MAX, DEFAULT_MEMORY_RETENTION_TTL, ServerConfig
 from .delegation import provide_delegator
+from .idempotency import IDEMPOTENCY_HEADER
 from .methods import CallContext, Methods
 from .metrics import ServerMetrics
 from .observed import ObservedMethods
@@ -110,6 +112,8 @@ class A2AService:
             legacy_card=dual_version_card if config.legacy_v0_3 else None,
         )
         self._cluster_options: dict[str, Any] = {}
+        #: Where the idempotency keys of sends are kept (the cluster's, in cluster mode).
+        self.keys: KeyStore = MemoryKeys(ttl=config.idempotency_ttl)
         self._wire_push(push_store if push_store is not None else MemoryPushConfigStore())
         self.hub = StreamHub(ping_interval=config.ping_interval)
         #: The app's Prometheus metrics (``None`` unless ``config.metrics``).
@@ -156,11 +160,12 @@ class A2AService:
             )
 
     def use_cluster(
-        self, supervisor_options: Mapping[str, Any], push_store: PushConfigStore
+        self, supervisor_options: Mapping[str, Any], push_store: PushConfigStore, keys: KeyStore
     ) -> None:
         """Cluster mode (``serve`` calls it before the lifespan starts): the Supervisor
         this service starts gets ``supervisor_options`` (the cluster's store, event-log
-        observer and remote tasks) and push configs live in ``push_store``.
+        observer and remote tasks), push configs live in ``push_store`` and the sends'
+        idempotency keys in ``keys``.
 
         Raises:
             ValueError: The service was given a running Supervisor.
@@ -168,6 +173,7 @@ class A2AService:
         if self._given is not None:
             raise ValueError("cluster mode serves an agent, not a given Supervisor")
         self._cluster_options = dict(supervisor_options)
+        self.keys = keys
         self._wire_push(push_store)
 
     @property
@@ -324,7 +330,7 @@ class A2AService:
     def _methods_for(self, supervisor: Supervisor, tracing: Tracing | None) -> Methods:
         """The methods served: observed when tracing or metrics are on, else plain."""
         if tracing is None and self.metrics is None:
-            return Methods(supervisor, self.config, self.cards, self.push)
+            return Methods(supervisor, self.config, self.cards, self.push, self.keys)
         if self.metrics is not None:
             self.metrics.attach(supervisor, self.push_delivery)
         return ObservedMethods(
@@ -332,6 +338,7 @@ class A2AService:
             self.config,
             self.cards,
             self.push,
+            self.keys,
             tracing=tracing,
             metrics=self.metrics,
         )
@@ -366,6 +373,7 @@ class A2AService:
             base_url=base_url,
             headers=forwarded_headers(headers.get),
             binding=binding,
+            idempotency_key=headers.get(IDEMPOTENCY_HEADER) or "",
         )
 
     def anonymous_context_for(

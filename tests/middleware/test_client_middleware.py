@@ -18,7 +18,9 @@ from a2a_actors.client.middleware import (
     log_calls,
     observed,
     retry_reads,
+    retry_sends,
 )
+from a2a_actors.client.transport import current_request_headers, request_headers
 from a2a_actors.protocol import Message, StreamResponse, Task, TaskState
 from a2a_actors.protocol.errors import InvalidParamsError, TaskNotFoundError
 from a2a_actors.protocol.requests import GetTaskRequest, SendMessageRequest
@@ -196,6 +198,67 @@ async def test_retry_reads_gives_up_after_its_attempts_on_a_dead_server() -> Non
             with pytest.raises(A2AConnectionError):
                 await client.transport.call("GetTask", GetTaskRequest(id="t"), Task)
     assert tries == ["GetAgentCard"] * 3 + ["GetTask"] * 2
+
+
+async def test_retry_sends_repeats_a_lost_answer_and_the_server_runs_it_once() -> None:
+    keys: list[str] = []
+    lost = {"SendMessage": 1, "SendStreamingMessage": 1}
+
+    async def answer_lost(call: ClientCall, next: ClientNext) -> object:
+        if call.method == "GetAgentCard":
+            return await next(call)
+        keys.append((current_request_headers() or {}).get("Idempotency-Key", ""))
+        result = await next(call)  # the server has applied it...
+        if lost.get(call.method, 0) > 0:
+            lost[call.method] -= 1  # ...and the answer never reaches the caller
+            raise A2AConnectionError(f"connection to {call.url} reset")
+        return result
+
+    with anyio.fail_after(10):
+        async with served(upper) as url:
+            middleware = [retry_sends(3, backoff=0.0), answer_lost]
+            async with await A2AClient.connect(url, middleware=middleware) as client:
+                task = as_task(await client.send_message("hi"))
+                async with client.stream_message("again") as stream:
+                    streamed = [event async for event in stream]
+                with request_headers({"Idempotency-Key": "mine"}):
+                    mine = as_task(await client.send_message("third"))
+                page = await client.list_tasks()
+    assert task.status.message is not None
+    assert task.status.message.text == "HI"
+    assert streamed
+    assert stream.state is TaskState.COMPLETED
+    assert len(page.tasks) == 3  # one task per send, however many tries
+    assert keys[0] == keys[1] != keys[2] == keys[3]  # a fresh key per send, kept on retry
+    assert len(keys[0]) == 32
+    assert keys[4] == "mine"  # a key the caller set is the one sent
+    assert mine.id != task.id
+
+
+async def test_retry_sends_leaves_other_calls_alone() -> None:
+    seen: list[tuple[str, str | None]] = []
+
+    async def record(call: ClientCall, next: ClientNext) -> object:
+        seen.append((call.method, (current_request_headers() or {}).get("Idempotency-Key")))
+        return await next(call)
+
+    with anyio.fail_after(10):
+        async with served(upper) as url:
+            middleware = [retry_sends(), record]
+            async with await A2AClient.connect(url, middleware=middleware) as client:
+                task = as_task(await client.send_message("hi"))
+                await client.get_task(task.id)
+    assert [method for method, _ in seen] == ["GetAgentCard", "SendMessage", "GetTask"]
+    assert seen[0][1] is None
+    assert seen[2][1] is None
+    assert seen[1][1]
+
+
+def test_retry_sends_checks_its_arguments() -> None:
+    with pytest.raises(ValueError, match="attempts"):
+        retry_sends(0)
+    with pytest.raises(ValueError, match="backoff"):
+        retry_sends(backoff=float("nan"))
 
 
 def test_retry_reads_checks_its_arguments() -> None:
