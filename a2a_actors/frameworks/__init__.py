@@ -9,6 +9,7 @@ module                             serves                      extra
 ``a2a_actors.frameworks.pydantic_ai``  a PydanticAI ``Agent``         ``pydantic-ai``
 ``a2a_actors.frameworks.langgraph``    a compiled LangGraph graph     ``langgraph``
 ``a2a_actors.frameworks.openai_agents``  an OpenAI Agents ``Agent``   ``openai-agents``
+``a2a_actors.frameworks.agentscope``   an AgentScope ``Agent``       ``agentscope``
 =================================  ==========================  =================
 
 Each has ``as_agent(...)``, which returns an :class:`a2a_actors.Agent` (servable with

@@ -13,6 +13,7 @@ BRIDGES = [
     ("pydantic_ai", "pydantic_ai", "pydantic-ai"),
     ("langgraph", "langgraph", "langgraph"),
     ("openai_agents", "agents", "openai-agents"),
+    ("agentscope", "agentscope", "agentscope"),
 ]
 
 
