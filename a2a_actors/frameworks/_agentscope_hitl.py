@@ -93,7 +93,6 @@ class Questions:
                 state: dict[str, Any] = {"asking": call.id, "answers": dict(self.answers)}
                 state["reply"] = agent.state.reply_context.model_dump(mode="json")
                 messages = self.record(agent.state)
-                await self.turn.store_usage()  # a restart would lose what was counted
                 reply = await self.turn.ask(question, data=data, messages=messages, paused=state)
             self.answers[call.id] = _answer(call, tool, reply)
             reply = None

@@ -72,6 +72,14 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
             requests=self.requests + other.requests,
         )
 
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens - other.input_tokens,
+            output_tokens=self.output_tokens - other.output_tokens,
+            total_tokens=self.total_tokens - other.total_tokens,
+            requests=self.requests - other.requests,
+        )
+
 
 def _agent_message(*parts: Part) -> Message:
     return Message(message_id=uuid4().hex, role=Role.AGENT, parts=parts)
@@ -165,10 +173,12 @@ class Turn:
         ``data``, when given, follows the question as a DataPart (what the framework asks,
         machine-readable). ``messages`` (this task's conversation so far) and ``paused``
         (the framework's own pause state, JSON) are stored first, so that a run restarted
-        after a server restart can continue from them (:meth:`paused`).
+        after a server restart can continue from them (:meth:`paused`); so is the usage
+        counted so far (in the task metadata), which a restart would otherwise lose.
         """
         if messages is not None:
             await self.save(messages, paused=paused)
+        await self.store_usage()
         parts = [Part(text=question)]
         if data is not msgspec.UNSET:
             parts.append(Part(data=data))
@@ -210,7 +220,8 @@ class Turn:
         await self.store_usage()
 
     async def store_usage(self) -> None:
-        """Store the usage counted so far (a run that failed); nothing when there is none."""
+        """Store the usage counted so far (before a question, or of a run that failed);
+        nothing when there is none."""
         values = self._counted()
         if values:
             await self.ctx.update_task_metadata(values)

@@ -196,7 +196,8 @@ class _Task:
         self.agent = agent
         #: Where this task's items begin in the run's input list (the earlier tasks' end).
         self.start = start
-        #: The run's cumulative usage already counted (a resumed RunState carries it on).
+        #: The run's cumulative usage already counted (a resumed RunState carries it on,
+        #: and it was stored before the question the run paused on).
         self.counted = Usage()
         #: Tool names by call id: a ``tool_output`` item does not name its tool.
         self.names: dict[str, str] = {}
@@ -222,7 +223,7 @@ class _Task:
             total_tokens=usage.total_tokens,
             requests=usage.requests,
         )
-        self.turn.add_usage(_minus(total, self.counted))
+        self.turn.add_usage(total - self.counted)
         self.counted = total
 
     async def _report(self, event: object) -> None:
@@ -253,7 +254,8 @@ class _Task:
         if not isinstance(paused, dict) or not isinstance(paused.get("state"), dict):
             return None
         self.start = int(paused["start"])
-        self.counted = Usage()  # what was counted before the restart was never stored
+        # what was counted before the restart was stored before its question
+        self.counted = msgspec.convert(paused.get("counted", {}), Usage)
         state = await RunState.from_json(self.agent, paused["state"])
         reply = self.turn.ctx.message
         await self.decide(state, messages, first=int(paused["asking"]), reply=reply)
@@ -280,7 +282,12 @@ class _Task:
             item = pending[index]
             if reply is None:
                 question, data = _question(item)
-                paused = {"state": state.to_json(), "start": self.start, "asking": index}
+                paused = {
+                    "state": state.to_json(),
+                    "start": self.start,
+                    "asking": index,
+                    "counted": msgspec.to_builtins(self.counted),
+                }
                 reply = await self.turn.ask(question, data=data, messages=messages, paused=paused)
             approved, why = approval(reply)
             if approved:
@@ -296,15 +303,6 @@ def _plain_text(agent: OpenAIAgent[Any]) -> bool:
     if isinstance(kind, AgentOutputSchemaBase):
         return kind.is_plain_text()
     return kind is None or kind is str
-
-
-def _minus(total: Usage, counted: Usage) -> Usage:
-    return Usage(
-        input_tokens=total.input_tokens - counted.input_tokens,
-        output_tokens=total.output_tokens - counted.output_tokens,
-        total_tokens=total.total_tokens - counted.total_tokens,
-        requests=total.requests - counted.requests,
-    )
 
 
 def _field(raw: object, key: str) -> str:

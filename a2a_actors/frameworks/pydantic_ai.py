@@ -41,7 +41,7 @@ continues from its stored messages and requests with the reply.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._extras import require
@@ -164,18 +164,27 @@ class _Runner:
         else:
             prompt = _prompt(turn.ctx.parts)
 
+        counted = Usage()  # of the run's cumulative usage: stored before each question
+
+        def count(usage: RunUsage) -> None:
+            nonlocal counted
+            total = _usage(usage)
+            turn.add_usage(total - counted)
+            counted = total
+
         async def deferred(
             ctx: RunContext[Any], requests: DeferredToolRequests
         ) -> DeferredToolResults:
             own = _dump(ctx.messages[start:])
+            count(ctx.usage)
             question, data = _question(requests)
             reply = await turn.ask(
                 question, data=data, messages=own, paused=to_jsonable_python(requests)
             )
             return _results(requests, reply)
 
-        result = await self._stream(turn, prompt, history, results, deferred)
-        turn.add_usage(_usage(result.usage))
+        result = await self._stream(turn, prompt, history, results, deferred, count)
+        count(result.usage)
         output = result.output
         if not isinstance(output, str):
             await turn.output(to_jsonable_python(output))
@@ -190,6 +199,7 @@ class _Runner:
         history: list[ModelMessage],
         results: DeferredToolResults | None,
         deferred: Any,
+        count: Callable[[RunUsage], None],
     ) -> AgentRunResult[Any]:
         events = self.agent.run_stream_events(
             prompt,
@@ -207,7 +217,7 @@ class _Runner:
                         response += event.index == 0
                     await _report(turn, event, response)
             except Exception:
-                turn.add_usage(_usage(stream.usage))  # what the run used before it failed
+                count(stream.usage)  # what the run used before it failed
                 raise
         raise RuntimeError("the PydanticAI run ended without a result")
 

@@ -299,6 +299,7 @@ async def test_a_question_waiting_across_a_restart_is_answered_after_it(tmp_path
             async with sdk_agent(served, config) as caller:
                 first = await caller.send("Delete b.txt")
                 assert first.status.state == S.TASK_STATE_INPUT_REQUIRED
+                assert metadata_of(first)["usage"]["requests"] == 1  # stored before asking
         async with SQLiteTaskStore.open(path) as store:
             config = ServerConfig(supervisor_options={"store": store, "keep_interrupted": True})
             async with sdk_agent(served, config) as caller:
@@ -306,6 +307,7 @@ async def test_a_question_waiting_across_a_restart_is_answered_after_it(tmp_path
         assert done.status.state == S.TASK_STATE_COMPLETED
         assert deleted == ["b.txt"]
         assert answer_text(done) == "Gone."
+        assert metadata_of(done)["usage"]["requests"] == 2  # the first run's kept
 
 
 async def test_cancel_interrupts_the_model_call_at_once() -> None:
