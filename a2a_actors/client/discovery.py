@@ -111,8 +111,8 @@ def parse_card(data: bytes) -> AgentCard:
         AgentCardError: The bytes are not a card in either shape.
     """
     try:
-        obj: Any = msgspec.json.decode(data)
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        obj: Any = codec.parse(data)
+    except msgspec.DecodeError as exc:
         raise AgentCardError(f"agent card is not JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise AgentCardError("agent card is not a JSON object")

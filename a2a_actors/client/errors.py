@@ -28,6 +28,7 @@ from typing import Any
 
 import msgspec
 
+from a2a_actors.protocol import codec
 from a2a_actors.protocol.errors import (
     A2AError,
     InternalError,
@@ -191,8 +192,8 @@ def error_from_http(status: int, headers: Mapping[str, str], body: bytes, *, url
     parsed: Any = None
     if body:
         try:
-            parsed = msgspec.json.decode(body)
-        except (msgspec.DecodeError, UnicodeDecodeError):
+            parsed = codec.parse(body)
+        except msgspec.DecodeError:
             parsed = None
     retry_after = parse_retry_after(headers.get("retry-after"))
     error = error_from_status_body(status, parsed)

@@ -205,8 +205,8 @@ def _tasks_send_body(request: SendMessageRequest) -> bytes:
 
 def _decode_tasks_send(content: bytes) -> SendMessageResponse:
     try:
-        obj: Any = msgspec.json.decode(content)
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        obj: Any = codec.parse(content)
+    except msgspec.DecodeError as exc:
         raise InternalError(f"malformed tasks/send response: {exc}") from None
     if isinstance(obj, dict) and "jsonrpc" in obj:
         error = obj.get("error")

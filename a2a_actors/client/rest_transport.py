@@ -183,8 +183,8 @@ class RESTTransport(HTTPTransport):
 def _decode_json(data: bytes | str) -> StreamResponse:
     raw = data.encode() if isinstance(data, str) else data
     try:
-        parsed = msgspec.json.decode(raw)
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        parsed = codec.parse(raw)
+    except msgspec.DecodeError as exc:
         raise InternalError(f"malformed stream event from peer: {exc}") from None
     if isinstance(parsed, dict) and parsed.get("error") is not None:
         status = parsed["error"].get("code", 500) if isinstance(parsed["error"], dict) else 500

@@ -2,8 +2,9 @@
 
 When a node's lease expires (:mod:`~a2a_actors.cluster.leases`), its actors are gone with
 it — or, if it was only cut from NATS, it has fenced itself. Another node then calls
-:func:`settle_lost_node`, which does to every live task *held* by the lost incarnation
-(:class:`~a2a_actors.cluster.entries.Holder`) what
+:func:`settle_lost_node`, which applies the orphan rule (:mod:`~..protocol.settling`) to
+every live task *held* by the lost incarnation
+(:class:`~a2a_actors.cluster.entries.Holder`), as
 :meth:`~a2a_actors.stores.sqlite.SQLiteTaskStore.recover` does after a restart:
 
 * a SUBMITTED or WORKING task becomes FAILED, with an agent-role status message saying the
@@ -26,10 +27,10 @@ incarnations' tasks.
 from __future__ import annotations
 
 import datetime as _dt
-from uuid import uuid4
 
-from ..protocol.models import Message, Part, Role, StreamResponse, TaskState
-from ..protocol.state import INTERRUPTED_STATES, TaskMachine
+from ..protocol.models import StreamResponse
+from ..protocol.settling import settle_orphan
+from ..protocol.state import INTERRUPTED_STATES
 from ..stores.base import RecoveryReport, StoredTask
 from .event_log import EventLog
 from .task_store import NatsTaskStore
@@ -77,19 +78,17 @@ async def settle_lost_node(
     held.sort(key=lambda entry: entry.record.task.status.state not in INTERRUPTED_STATES)
     for entry in held:
         record = entry.record
-        task = record.task
-        if task.status.state in INTERRUPTED_STATES:
+        settled = settle_orphan(record.task, record.version, now=now, reason=text)
+        if settled is None:  # waiting for its client: released, resumable anywhere
             if await store.commit(record, holder=None, take_over=True) is record:
-                resumable.append(task.id)
+                resumable.append(record.task.id)
             continue
-        machine = TaskMachine.restore(task, version=record.version)
-        note = Message(message_id=str(uuid4()), role=Role.AGENT, parts=(Part(text=text),))
-        update = machine.set_status(TaskState.FAILED, timestamp=now, message=note)
-        new = StoredTask(machine.snapshot(), record.owner, machine.version, record.private)
+        new = StoredTask(settled.task, record.owner, settled.version, record.private)
         if await store.commit(new, holder=None, take_over=True) is not new:
             continue  # settled by another node, or finished by its owner first
         failed.append(new)
         if log is not None:
             await log.catch_up(record)  # the owner may have died before logging it
-            await log.publish(task.id, [(new.version, StreamResponse(status_update=update))])
+            update = StreamResponse(status_update=settled.update)
+            await log.publish(record.task.id, [(new.version, update)])
     return RecoveryReport(failed=tuple(failed), resumable=tuple(resumable))

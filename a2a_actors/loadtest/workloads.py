@@ -28,6 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from a2a_actors.protocol.models import TaskState
+from a2a_actors.protocol.state import TERMINAL_STATES
+
 from .http1 import Response
 from .replies import MESSAGE, Failure, Reply, check_send, check_stream, check_task
 from .requests import RequestBuilder
@@ -37,10 +40,10 @@ __all__ = ("WORKLOADS", "Flow", "Verdict", "Workload")
 #: What :meth:`Flow.answer` decides: the next request, ``None`` (success), or a failure.
 Verdict = bytes | Failure | None
 
-COMPLETED = "TASK_STATE_COMPLETED"
-CANCELED = "TASK_STATE_CANCELED"
-INPUT_REQUIRED = "TASK_STATE_INPUT_REQUIRED"
-_TERMINAL = frozenset({COMPLETED, CANCELED, "TASK_STATE_FAILED", "TASK_STATE_REJECTED"})
+COMPLETED = TaskState.COMPLETED.value
+CANCELED = TaskState.CANCELED.value
+INPUT_REQUIRED = TaskState.INPUT_REQUIRED.value
+_TERMINAL = frozenset(state.value for state in TERMINAL_STATES)
 _MAX_TURNS = 8
 
 

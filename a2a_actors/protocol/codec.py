@@ -40,6 +40,7 @@ __all__ = (
     "decode",
     "encode",
     "error_path",
+    "parse",
     "to_builtins",
 )
 
@@ -84,6 +85,20 @@ def decode(data: bytes | str, type_: type[T]) -> T:
         except msgspec.ValidationError:
             pass  # maybe integer enums or url-safe base64: retry on the slow path
     return convert(_untyped.decode(raw), type_)
+
+
+def parse(data: bytes | str) -> Any:
+    """Parse JSON into builtins (dicts, lists, strings, numbers), for a reader that looks
+    at its shape first (an envelope, a 0.3 body, an error answer) and then converts what
+    it found with :func:`convert`.
+
+    Raises:
+        msgspec.DecodeError: ``data`` is not JSON (or not UTF-8, or nested too deeply).
+    """
+    try:
+        return _untyped.decode(data.encode() if isinstance(data, str) else data)
+    except (UnicodeDecodeError, RecursionError) as exc:
+        raise msgspec.DecodeError(f"not JSON: {type(exc).__name__}") from None
 
 
 def convert(obj: Any, type_: type[T], *, strict: bool = True) -> T:

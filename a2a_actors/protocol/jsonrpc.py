@@ -189,8 +189,8 @@ def decode_envelope(body: bytes) -> Envelope | ErrorReply:
 
 def _invalid_non_object(body: bytes) -> ErrorReply:
     try:
-        value = msgspec.json.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        value = codec.parse(body)
+    except msgspec.DecodeError:
         return ErrorReply(None, ParseError())
     if isinstance(value, list):
         return ErrorReply(None, InvalidRequestError("Batch requests are not supported"))

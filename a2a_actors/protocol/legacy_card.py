@@ -230,7 +230,7 @@ def _flows_to_v0_3(oauth: OAuth2SecurityScheme) -> dict[str, Any]:
 
 def _json(obj: object) -> Any:
     """``obj`` as plain JSON builtins (lists, not tuples), exactly as it goes on the wire."""
-    return msgspec.json.decode(codec.encode(obj))
+    return codec.parse(codec.encode(obj))
 
 
 def _nonempty(**fields: str) -> dict[str, Any]:

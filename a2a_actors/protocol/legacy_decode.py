@@ -60,7 +60,7 @@ def params_from_v0_3(method: str, params: Any) -> object:
 def decode_params_v0_3(envelope: Envelope) -> Call | ErrorReply:
     """Phase two of :mod:`.jsonrpc` decoding for a 0.3 method: a 1.0 Call, or the error."""
     try:
-        params = params_from_v0_3(envelope.method, msgspec.json.decode(envelope.params))
+        params = params_from_v0_3(envelope.method, codec.parse(envelope.params))
     except MethodNotFoundError as exc:
         return ErrorReply(envelope.id, exc)
     except msgspec.ValidationError as exc:
@@ -97,8 +97,8 @@ def decode_response_v0_3(body: bytes | str, method: str) -> object:
             kept), or the response is malformed (:class:`InternalError`, not remote).
     """
     try:
-        obj = msgspec.json.decode(body.encode() if isinstance(body, str) else body)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        obj = codec.parse(body)
+    except msgspec.DecodeError as exc:
         raise InternalError(f"malformed JSON-RPC response: {exc}") from None
     if not isinstance(obj, dict):
         raise InternalError("JSON-RPC response must be an object")

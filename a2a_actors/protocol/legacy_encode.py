@@ -18,8 +18,6 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-import msgspec
-
 from . import codec, requests as rq
 from .card import AgentCard
 from .errors import A2AError, InternalError, UnsupportedOperationError
@@ -170,7 +168,7 @@ def encode_request_v0_3(request_id: RequestId, method: str, params: object) -> b
 
 def _json(obj: object) -> Any:
     """``obj`` as plain JSON builtins (lists, not tuples), exactly as it goes on the wire."""
-    return msgspec.json.decode(codec.encode(obj))
+    return codec.parse(codec.encode(obj))
 
 
 def _part_out(part: Part) -> dict[str, Any]:

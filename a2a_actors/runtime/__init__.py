@@ -5,12 +5,9 @@ anyio only: everything here runs unchanged on trio and asyncio.
 
 from __future__ import annotations
 
+from ..protocol.settling import SHUTDOWN_TEXT as SHUTDOWN_TEXT
 from ..protocol.state import SETTLED_STATES as SETTLED_STATES
-from .actor import (
-    SHUTDOWN_TEXT as SHUTDOWN_TEXT,
-    ActorStatistics as ActorStatistics,
-    TaskActor as TaskActor,
-)
+from .actor import ActorStatistics as ActorStatistics, TaskActor as TaskActor
 from .admission import AdmissionStatistics as AdmissionStatistics
 from .agent import (
     Agent as Agent,

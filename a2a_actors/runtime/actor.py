@@ -46,6 +46,7 @@ import anyio
 
 from ..protocol.errors import A2AError, ServerBusyError, UnsupportedOperationError
 from ..protocol.models import Message, TaskState
+from ..protocol.settling import SHUTDOWN_TEXT, kept_at_shutdown
 from .actions import agent_message, interpret
 from .context import TaskContext
 from .mailbox import Mailbox
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
     from .interfaces import AgentSpec
 
 __all__ = (
-    "SHUTDOWN_TEXT",
     "STILL_WORKING_TEXT",
     "ActorStatistics",
     "ClientInput",
@@ -69,7 +69,6 @@ __all__ = (
 logger = logging.getLogger("a2a_actors.runtime")
 
 #: The status message of tasks canceled because the supervisor stopped.
-SHUTDOWN_TEXT = "server shutting down"
 STILL_WORKING_TEXT = "task is still working; wait for input-required or a terminal state"
 
 _S = TaskState
@@ -404,7 +403,9 @@ class TaskActor:
                     with anyio.CancelScope(shield=True):
                         await self.abort("internal error", failed=True)
                 else:  # the supervisor is shutting down (or the process is exiting)
-                    if not (publication.env.keep_interrupted and self.machine.interrupted):
+                    if not kept_at_shutdown(
+                        self.machine.state, keep_interrupted=publication.env.keep_interrupted
+                    ):
                         with anyio.CancelScope(shield=True):
                             await self.abort(SHUTDOWN_TEXT)
                     raise

@@ -67,10 +67,11 @@ import anyio.abc
 
 from ..protocol.models import Message, Task
 from ..protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
+from ..protocol.settling import SHUTDOWN_TEXT, kept_at_shutdown
 from ..protocol.state import INTERRUPTED_STATES, apply_history_length, check_cancelable
 from ..stores.base import StoredTask, TaskStore
 from ..stores.memory import MemoryTaskStore
-from .actor import SHUTDOWN_TEXT, ActorStatistics, TaskActor
+from .actor import ActorStatistics, TaskActor
 from .admission import Admission
 from .agent import Agent, Delegator, as_agent
 from .environment import ActorEnvironment, EventObserver, RemoteTasks
@@ -221,7 +222,8 @@ class Supervisor:
             roster.spawn = None
             with anyio.CancelScope(shield=True):
                 for actor in list(roster.actors.values()):
-                    if self._env.keep_interrupted and actor.machine.interrupted:
+                    keep = self._env.keep_interrupted
+                    if kept_at_shutdown(actor.machine.state, keep_interrupted=keep):
                         continue  # stored as it is; a later process resumes it
                     await actor.abort(SHUTDOWN_TEXT)
 

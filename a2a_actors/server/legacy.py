@@ -62,8 +62,8 @@ def _bare_error(
 
 def _params(body: bytes) -> SendMessageRequest:
     try:
-        obj = msgspec.json.decode(body or b"{}")
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        obj = codec.parse(body or b"{}")
+    except msgspec.DecodeError:
         raise ParseError() from None
     try:
         params = legacy_v0_3.params_from_v0_3(_SEND, obj)
@@ -76,8 +76,8 @@ def _params(body: bytes) -> SendMessageRequest:
 
 def _is_envelope(body: bytes) -> bool:
     try:
-        obj: Any = msgspec.json.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        obj: Any = codec.parse(body)
+    except msgspec.DecodeError:
         return False
     return isinstance(obj, dict) and "jsonrpc" in obj
 

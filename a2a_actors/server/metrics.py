@@ -28,7 +28,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from a2a_actors.protocol.errors import UnauthenticatedError
-from a2a_actors.protocol.models import StreamResponse, TaskState
+from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.protocol.state import TERMINAL_STATES
 
 from .responses import JSON, rest_error_answer
 
@@ -46,12 +47,8 @@ __all__ = ("CONTENT_TYPE", "DelegationCounts", "ServerMetrics", "metrics_view")
 #: The ``Content-Type`` of the ``/metrics`` answer (Prometheus text format 0.0.4).
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-_FINISHED = {
-    TaskState.COMPLETED: "completed",
-    TaskState.FAILED: "failed",
-    TaskState.CANCELED: "canceled",
-    TaskState.REJECTED: "rejected",
-}
+#: The ``state`` label of each terminal state: ``completed``, ``failed``, ...
+_FINISHED = {state: state.name.lower() for state in TERMINAL_STATES}
 
 
 @runtime_checkable

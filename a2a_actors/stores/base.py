@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
+from ..protocol import codec
 from ..protocol.errors import InvalidParamsError
 from ..protocol.models import Task, TaskState
 
@@ -180,7 +181,7 @@ def decode_page_token(token: str) -> tuple[_dt.datetime, str]:
     """
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        stamp, task_id = msgspec.json.decode(raw, type=tuple[str, str])
+        stamp, task_id = codec.decode(raw, tuple[str, str])
         when = _dt.datetime.fromisoformat(stamp)
     except (binascii.Error, ValueError, msgspec.DecodeError) as exc:
         raise InvalidParamsError("invalid pageToken", field="pageToken") from exc

@@ -17,14 +17,14 @@ import datetime as _dt
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
-from uuid import uuid4
 
 import msgspec
 
 from ..protocol import codec
-from ..protocol.models import Message, Part, Role, Task, TaskState
+from ..protocol.models import Task
 from ..protocol.requests import TaskPushNotificationConfig
-from ..protocol.state import INTERRUPTED_STATES, TERMINAL_STATES, TaskMachine
+from ..protocol.settling import settle_orphan
+from ..protocol.state import TERMINAL_STATES
 from .base import StoredTask, TaskQuery
 
 __all__ = (
@@ -201,23 +201,21 @@ def select_evictions(
 def fail_active(
     conn: sqlite3.Connection, *, now: _dt.datetime, text: str
 ) -> tuple[list[StoredTask], list[str]]:
-    """Fail every SUBMITTED/WORKING task (agent message ``text`` at ``now``, version + 1).
+    """Settle every live task by the orphan rule (:mod:`~..protocol.settling`: FAILED with
+    agent message ``text`` at ``now``, or kept while it waits for its client).
 
     Returns:
-        The new FAILED records, and the ids of the INPUT_REQUIRED/AUTH_REQUIRED tasks
-        (left unchanged), both oldest status first.
+        The new FAILED records, and the ids of the tasks kept (INPUT_REQUIRED,
+        AUTH_REQUIRED), both oldest status first.
     """
     failed: list[StoredTask] = []
     interrupted: list[str] = []
     for record in live_records(conn):
-        task = record.task
-        if task.status.state in INTERRUPTED_STATES:
-            interrupted.append(task.id)
+        settled = settle_orphan(record.task, record.version, now=now, reason=text)
+        if settled is None:
+            interrupted.append(record.task.id)
             continue
-        machine = TaskMachine.restore(task, version=record.version)
-        note = Message(message_id=str(uuid4()), role=Role.AGENT, parts=(Part(text=text),))
-        machine.set_status(TaskState.FAILED, timestamp=now, message=note)
-        new = StoredTask(machine.snapshot(), record.owner, machine.version, record.private)
+        new = StoredTask(settled.task, record.owner, settled.version, record.private)
         upsert_task(conn, task_row(new))
         failed.append(new)
     return failed, interrupted
