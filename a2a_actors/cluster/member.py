@@ -157,6 +157,9 @@ class HeldTaskStore:
 class NodeRemote:
     """The runtime's ``RemoteTasks`` over one cluster node (see the module docstring)."""
 
+    #: The event log holds every task's events, whoever produced them.
+    keeps_events = True
+
     def __init__(self, node: ClusterNode) -> None:
         self._node = node
 

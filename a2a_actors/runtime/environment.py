@@ -18,9 +18,11 @@ Contract, for whoever builds one:
 * a ``store`` whose writes can lose to another writer (a cluster) raises
   :class:`WriteLostError` from ``save``: the actor then publishes the record that won,
   stops, and writes nothing more;
-* ``remote``, when set, answers for tasks stored without a local actor (their actor runs
-  on another node): cancel, input and subscriptions are forwarded to it. None (embedded):
-  such a task is one a previous process left, handled locally.
+* ``remote`` answers for tasks stored without a local actor: in a cluster their actor may
+  run on another node, and cancel, input and subscriptions are forwarded to it; a single
+  process's (:class:`~.local_tasks.LocalTasks`, the default) names no other node, so such
+  a task is one a previous process left, handled locally. The runtime asks it the same
+  questions either way.
 
 One environment is shared by every actor of a supervisor, so it holds nothing per task;
 ``dropped_subscribers`` is a counter the actors add to.
@@ -38,6 +40,7 @@ from ..protocol.requests import SendMessageRequest
 from ..stores.base import StoredTask, TaskStore
 from .admission import Admission
 from .interfaces import TaskRunner
+from .local_tasks import LocalTasks
 from .replay import ResumeOptions, SettledHistories
 
 if TYPE_CHECKING:
@@ -91,6 +94,11 @@ class RemoteTasks(Protocol):
     The supervisor asks only after finding no local actor and checking that the stored
     task is the caller's.
     """
+
+    #: Whether :meth:`subscribe` replays events that this node's publications no longer
+    #: hold (a shared event log): a stream resumed past a live task's kept events is then
+    #: continued from it rather than from the task's snapshot.
+    keeps_events: bool
 
     def check_available(self) -> None:
         """Return if this node can take a new task now; checked before one is created.
@@ -159,7 +167,8 @@ class ActorEnvironment:
             limit.
         task_ended: Called once per actor when its task is over (see the contract).
         evict: Awaited by an actor after its task ended (retention), or None.
-        remote: Tasks whose actor runs on another node (cluster mode), or None.
+        remote: Tasks whose actor may run on another node (cluster mode); None: this
+            process alone (:class:`~.local_tasks.LocalTasks`).
         resume: How much of each streamed task's events is kept for resuming.
         clock: Monotonic seconds (for how long settled tasks' events are kept).
     """
@@ -219,7 +228,7 @@ class ActorEnvironment:
         self.task_timeout = task_timeout
         self.task_ended = task_ended
         self.evict = evict
-        self.remote = remote
+        self.remote: RemoteTasks = remote if remote is not None else LocalTasks(self.settled)
         self.dropped_subscribers = 0
 
     def notify(

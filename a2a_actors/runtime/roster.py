@@ -117,8 +117,7 @@ class TaskRoster:
         """
         spawn = self.require_running()
         env = self.env
-        if env.remote is not None:
-            env.remote.check_available()
+        env.remote.check_available()
         env.admission.admit()
         try:
             message = request.message

@@ -28,7 +28,7 @@ from ..protocol.errors import UnsupportedOperationError
 from ..protocol.models import Task
 from ..protocol.requests import SendMessageConfiguration, SendMessageRequest
 from ..protocol.state import is_terminal
-from .fanout import Subscription, replayed
+from .fanout import Subscription
 from .interfaces import AgentSpec
 from .roster import TaskRoster
 
@@ -74,11 +74,7 @@ class TaskStreams:
     ) -> AsyncIterator[Subscription]:
         message = request.message
         remote = self.roster.env.remote
-        if (
-            remote is not None
-            and message.task_id
-            and not self.roster.visible(message.task_id, caller)
-        ):
+        if message.task_id and not self.roster.visible(message.task_id, caller):
             record = await self.roster.stored(message.task_id, caller)
             node = await remote.runner(record)
             if node is not None:  # resumed on its owner; its events followed from here
@@ -132,7 +128,7 @@ class TaskStreams:
             publication = actor.publication
             if after is not None:
                 sub = publication.resume(after)
-            if sub is None and (after is None or remote is None):
+            if sub is None and (after is None or not remote.keeps_events):
                 sub = publication.subscribe("snapshot")
         if sub is None:
             record = await roster.stored(task_id, caller)
@@ -142,28 +138,12 @@ class TaskStreams:
                     f"Task {task_id} is in terminal state: {state.value}",
                     metadata={"taskId": task_id},
                 )
-            if remote is not None:  # runs on another node, or was settled by one
-                capacity = roster.env.subscriber_buffer
-                async with remote.subscribe(record, capacity, after=after) as events:
-                    yield events
-                return
-            if after is None or not is_terminal(state):
-                raise UnsupportedOperationError(
-                    f"Task {task_id} is not running on this server", metadata={"taskId": task_id}
-                )
-            sub = self._ended(record.task, record.version, after)
+            # another node runs it, or settled it, or a previous process left it
+            capacity = roster.env.subscriber_buffer
+            async with remote.subscribe(record, capacity, after=after) as events:
+                yield events
+            return
         try:
             yield sub
         finally:
             sub.close()
-
-    def _ended(self, task: Task, version: int, after: int) -> Subscription:
-        """A resumed subscription of a task that ended here: the events it missed, if the
-        supervisor still holds them, else the final snapshot; then the end."""
-        if after == version:
-            return replayed(task.id, after, replay=[])
-        history = self.roster.env.settled.get(task.id, version)
-        replay = history.after(after) if history is not None and after < version else None
-        if replay is None:
-            return replayed(task.id, version, snapshot=task)
-        return replayed(task.id, after, replay=replay)

@@ -300,7 +300,7 @@ class Supervisor:
         message = request.message
         if message.task_id:
             remote = self._env.remote
-            if remote is not None and self._roster.visible(message.task_id, caller) is None:
+            if self._roster.visible(message.task_id, caller) is None:
                 record = await self._roster.stored(message.task_id, caller)
                 node = await remote.runner(record)
                 if node is not None:
@@ -353,10 +353,9 @@ class Supervisor:
         if actor is None:
             record = await roster.stored(task_id, caller)
             remote = self._env.remote
-            if remote is not None:
-                node = await remote.runner(record)
-                if node is not None:
-                    return await remote.cancel(node, record, metadata)
+            node = await remote.runner(record)
+            if node is not None:
+                return await remote.cancel(node, record, metadata)
             return await roster.cancel_stored(record, metadata)
         check_cancelable(task_id, actor.machine.state)  # ended, not yet published
         actor.request_cancel(metadata)

@@ -198,3 +198,16 @@ def test_the_runtime_and_the_protocol_read_no_private_fields_at_all() -> None:
     for folder in ("runtime", "protocol"):
         for path in sorted((PACKAGE / folder).rglob("*.py")):
             assert private_reaches(path.read_text()) == [], path
+
+
+def test_the_runtime_asks_its_remote_seam_and_never_checks_for_a_cluster() -> None:
+    """A single process and a cluster differ only in the ``RemoteTasks`` the environment
+    holds (runtime/local_tasks.py, cluster/member.py): no branch on whether there is one."""
+    branches = [
+        f"{path.name}:{number}"
+        for path in sorted(RUNTIME.glob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if ("remote is None" in line or "remote is not None" in line)
+        and "LocalTasks(" not in line  # where the environment chooses the default
+    ]
+    assert branches == []
