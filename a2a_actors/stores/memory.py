@@ -48,8 +48,12 @@ class MemoryTaskStore:
         old = self._records.get(task_id)
         if old is None:
             self._index(record.task.context_id, task_id)
-        if old is None or old.version <= record.version:
-            self._records[task_id] = record
+        elif old.version > record.version:
+            return
+        elif old.task.context_id != record.task.context_id:  # never from the runtime
+            self._unindex(old.task.context_id, task_id)
+            self._index(record.task.context_id, task_id)
+        self._records[task_id] = record
 
     async def get(self, task_id: str) -> StoredTask | None:
         """The stored record of ``task_id``, or None."""
