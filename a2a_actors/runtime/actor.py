@@ -56,7 +56,7 @@ from .slot import RunSlot
 if TYPE_CHECKING:
     from ..protocol.state import TaskMachine
     from .environment import ActorEnvironment
-    from .interfaces import AgentSpec
+    from .interfaces import AgentSpec, TaskRunner
 
 __all__ = (
     "STILL_WORKING_TEXT",
@@ -195,6 +195,11 @@ class TaskActor:
     def owner(self) -> str | None:
         """The caller that owns the task."""
         return self.publication.owner
+
+    @property
+    def supervisor(self) -> TaskRunner | None:
+        """The supervisor running the task (``ctx.supervisor``); None outside one."""
+        return self.publication.env.supervisor
 
     def statistics(self) -> ActorStatistics:
         """A frozen record of this actor's state and queues."""
@@ -352,7 +357,7 @@ class TaskActor:
                     try:
                         timeout = self.agent.timeout or publication.env.task_timeout
                         if timeout is None:
-                            result = await self.agent.handler(TaskContext(self))
+                            result = await self.agent.handler(TaskContext(self, self.publication))
                         else:
                             result = await self._run_timed(timeout)
                     finally:
@@ -425,7 +430,7 @@ class TaskActor:
         result: object = None
         try:
             with deadline.scope:
-                result = await self.agent.handler(TaskContext(self))
+                result = await self.agent.handler(TaskContext(self, self.publication))
         finally:
             self._deadline = None
         if deadline.scope.cancel_called and self._cancel is None:

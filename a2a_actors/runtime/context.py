@@ -59,9 +59,10 @@ __all__ = ("ContextTarget", "TaskContext", "agent_message")
 
 
 class ContextTarget(Protocol):
-    """What a context needs from its task's actor (a
+    """What a context reads of its task's actor (a
     :class:`~a2a_actors.runtime.actor.TaskActor`): the request that started or last
-    resumed the task, its parts, and the waits only the actor can perform."""
+    resumed the task, and the waits only the actor can perform. Changes go to the task's
+    :class:`~.publication.Publication`, which the context is handed beside it."""
 
     machine: TaskMachine
     message: Message
@@ -78,8 +79,8 @@ class ContextTarget(Protocol):
         ...
 
     @property
-    def publication(self) -> Publication:
-        """Every change of the task goes through it."""
+    def supervisor(self) -> TaskRunner | None:
+        """The supervisor running the task; None outside one."""
         ...
 
     @property
@@ -110,10 +111,17 @@ class TaskContext:
     Created by the runtime for each handler run; not meant to be built by users.
     """
 
-    __slots__ = ("_actor",)
+    __slots__ = ("_actor", "_on_event", "_publication")
 
-    def __init__(self, actor: ContextTarget) -> None:
+    def __init__(
+        self,
+        actor: ContextTarget,
+        publication: Publication,
+        on_event: ActionCallback | None = None,
+    ) -> None:
         self._actor = actor
+        self._publication = publication
+        self._on_event = on_event
 
     def watched(self, on_event: ActionCallback) -> TaskContext:
         """This task's context, calling ``on_event(action, task)`` after each action.
@@ -124,7 +132,20 @@ class TaskContext:
         and must not block; an exception it raises comes out of the action. A context
         already watched calls its own callback first.
         """
-        return _WatchedContext(self._actor, on_event)
+        earlier = self._on_event
+        if earlier is None:
+            return TaskContext(self._actor, self._publication, on_event)
+
+        def both(action: str, task: Task) -> None:
+            earlier(action, task)
+            on_event(action, task)
+
+        return TaskContext(self._actor, self._publication, both)
+
+    def _report(self, action: str) -> None:
+        on_event = self._on_event
+        if on_event is not None:
+            on_event(action, self._actor.machine.snapshot())
 
     # -- what the agent reads ----------------------------------------------------------
 
@@ -221,7 +242,7 @@ class TaskContext:
             UnsupportedOperationError: The task runs outside a supervisor (a part tested
                 alone).
         """
-        runner = self._actor.publication.env.supervisor
+        runner = self._actor.supervisor
         if runner is None:
             raise UnsupportedOperationError("this task runs outside a supervisor")
         return runner
@@ -229,7 +250,7 @@ class TaskContext:
     @property
     def delegator(self) -> Delegator | None:
         """The delegator configured on the supervisor, if any."""
-        runner = self._actor.publication.env.supervisor
+        runner = self._actor.supervisor
         return runner.delegator if runner is not None else None
 
     # -- what the agent does -------------------------------------------------------------
@@ -249,7 +270,8 @@ class TaskContext:
         completes the task with that message instead of replacing the task by it.
         """
         if self._actor.machine.state is TaskState.SUBMITTED:
-            await self._actor.publication.emit_status(TaskState.WORKING)
+            await self._publication.emit_status(TaskState.WORKING)
+        self._report("start")
 
     async def update(
         self, text_or_message: str | Message, *, metadata: dict[str, Any] | None = None
@@ -261,9 +283,10 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
-        await self._actor.publication.emit_status(
+        await self._publication.emit_status(
             TaskState.WORKING, message=agent_message(text_or_message), metadata=metadata
         )
+        self._report("update")
 
     async def artifact(
         self,
@@ -300,7 +323,8 @@ class TaskContext:
             description=description,
             metadata=metadata,
         )
-        await self._actor.publication.emit_artifact(artifact, append=append, last_chunk=last_chunk)
+        await self._publication.emit_artifact(artifact, append=append, last_chunk=last_chunk)
+        self._report("artifact")
         return artifact_id
 
     async def reply(self, text_or_message: str | Message) -> None:
@@ -313,7 +337,8 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
-        await self._actor.publication.reply(agent_message(text_or_message))
+        await self._publication.reply(agent_message(text_or_message))
+        self._report("reply")
 
     async def complete(self, text_or_message: str | Message | None = None) -> None:
         """End the task COMPLETED, optionally with a status message.
@@ -322,7 +347,8 @@ class TaskContext:
             IllegalTransitionError: The task already ended.
         """
         message = agent_message(text_or_message) if text_or_message is not None else None
-        await self._actor.publication.emit_status(TaskState.COMPLETED, message=message)
+        await self._publication.emit_status(TaskState.COMPLETED, message=message)
+        self._report("complete")
 
     async def fail(self, text_or_message: str | Message) -> None:
         """End the task FAILED with a status message saying why.
@@ -330,9 +356,10 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
-        await self._actor.publication.emit_status(
+        await self._publication.emit_status(
             TaskState.FAILED, message=agent_message(text_or_message)
         )
+        self._report("fail")
 
     async def reject(self, text_or_message: str | Message) -> None:
         """End the task REJECTED (the agent will not do it) with a status message.
@@ -340,9 +367,10 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
-        await self._actor.publication.emit_status(
+        await self._publication.emit_status(
             TaskState.REJECTED, message=agent_message(text_or_message)
         )
+        self._report("reject")
 
     def ask(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
         """Ask the client for input and wait for it: ``reply = await ctx.ask("...")``.
@@ -358,6 +386,7 @@ class TaskContext:
         """
         # Not an ``async def`` on purpose: returning the actor's coroutine saves one
         # suspended frame per parked task.
+        self._report("ask")
         return self._actor.interrupt(TaskState.INPUT_REQUIRED, agent_message(text_or_message))
 
     def require_auth(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
@@ -366,6 +395,7 @@ class TaskContext:
         Raises:
             IllegalTransitionError: The task already ended.
         """
+        self._report("require_auth")
         return self._actor.interrupt(TaskState.AUTH_REQUIRED, agent_message(text_or_message))
 
     @asynccontextmanager
@@ -395,7 +425,7 @@ class TaskContext:
         """A copy of what this agent keeps with the task and no client sees (empty at
         first). Stored with the task (so it is there again after a restart, and on any
         cluster node), never part of the Task a client reads; see :meth:`update_private`."""
-        return dict(self._actor.publication.private or {})
+        return dict(self._publication.private or {})
 
     async def update_private(self, values: Mapping[str, Any]) -> None:
         """Merge ``values`` (JSON-able) into :attr:`private` and store it with the task.
@@ -403,15 +433,15 @@ class TaskContext:
         No event is streamed and the task's version does not change. Other tasks' private
         data is read with ``ctx.supervisor.context_records(...)``.
         """
-        await self._actor.publication.update_private(values)
+        await self._publication.update_private(values)
 
     async def set_task_metadata(self, **values: Any) -> None:
         """Merge ``values`` into the task metadata (stored; no event is streamed)."""
-        await self._actor.publication.update_metadata(values)
+        await self._publication.update_metadata(values)
 
     async def update_task_metadata(self, values: Mapping[str, Any]) -> None:
         """Merge ``values`` into the task metadata (stored; no event is streamed)."""
-        await self._actor.publication.update_metadata(values)
+        await self._publication.update_metadata(values)
 
     async def delegate(self, target: object, message: str | Message, **options: object) -> object:
         """Hand ``message`` to another agent through the supervisor's delegator.
@@ -425,86 +455,3 @@ class TaskContext:
                 "delegation is not configured: pass delegator= to the Supervisor"
             )
         return await delegator.delegate(self, target, message, **options)
-
-
-class _WatchedContext(TaskContext):
-    """A :class:`TaskContext` that reports each action (see :meth:`TaskContext.watched`).
-
-    A subclass so that only watched contexts carry the callback: a parked task's context
-    stays one field, and an unwatched action pays nothing for watching.
-    """
-
-    __slots__ = ("_on_event",)
-
-    def __init__(self, actor: ContextTarget, on_event: ActionCallback) -> None:
-        super().__init__(actor)
-        self._on_event = on_event
-
-    def watched(self, on_event: ActionCallback) -> TaskContext:
-        earlier = self._on_event
-
-        def both(action: str, task: Task) -> None:
-            earlier(action, task)
-            on_event(action, task)
-
-        return _WatchedContext(self._actor, both)
-
-    def _report(self, action: str) -> None:
-        self._on_event(action, self._actor.machine.snapshot())
-
-    async def start(self) -> None:
-        await super().start()
-        self._report("start")
-
-    async def update(
-        self, text_or_message: str | Message, *, metadata: dict[str, Any] | None = None
-    ) -> None:
-        await super().update(text_or_message, metadata=metadata)
-        self._report("update")
-
-    async def artifact(
-        self,
-        content: str | Part | Sequence[Part],
-        *,
-        artifact_id: str | None = None,
-        name: str = "",
-        description: str = "",
-        append: bool = False,
-        last_chunk: bool = False,
-        metadata: dict[str, Any] | None = None,
-    ) -> str:
-        result = await super().artifact(
-            content,
-            artifact_id=artifact_id,
-            name=name,
-            description=description,
-            append=append,
-            last_chunk=last_chunk,
-            metadata=metadata,
-        )
-        self._report("artifact")
-        return result
-
-    async def reply(self, text_or_message: str | Message) -> None:
-        await super().reply(text_or_message)
-        self._report("reply")
-
-    async def complete(self, text_or_message: str | Message | None = None) -> None:
-        await super().complete(text_or_message)
-        self._report("complete")
-
-    async def fail(self, text_or_message: str | Message) -> None:
-        await super().fail(text_or_message)
-        self._report("fail")
-
-    async def reject(self, text_or_message: str | Message) -> None:
-        await super().reject(text_or_message)
-        self._report("reject")
-
-    def ask(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
-        self._report("ask")
-        return super().ask(text_or_message)
-
-    def require_auth(self, text_or_message: str | Message) -> Coroutine[Any, Any, Message]:
-        self._report("require_auth")
-        return super().require_auth(text_or_message)
