@@ -399,10 +399,9 @@ class A2AService:
 
 
 class _ForgetsPushConfigs:
-    """A :class:`TaskStore` that deletes a task's push configs along with the task.
-
-    Everything else is delegated to the wrapped store (its other attributes included).
-    """
+    """A :class:`TaskStore` that deletes a task's push configs along with the task; the
+    rest of the seam is the wrapped store's. Whoever needs more of the store than the seam
+    holds the store itself (``ServerConfig.supervisor_options["store"]``)."""
 
     def __init__(self, inner: TaskStore, push: PushConfigs) -> None:
         self._inner = inner
@@ -420,11 +419,6 @@ class _ForgetsPushConfigs:
     async def delete(self, task_id: str) -> None:
         await self._inner.delete(task_id)
         await self._push.forget_task(task_id)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_inner", "_push"):
-            raise AttributeError(name)  # copies and pickles: no recursion, no dunder leaks
-        return getattr(self._inner, name)
 
     @staticmethod
     def wrap(inner: TaskStore, push: PushConfigs) -> TaskStore:
