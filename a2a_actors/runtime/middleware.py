@@ -39,7 +39,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from ..protocol.models import Task
 
@@ -51,6 +51,7 @@ __all__ = (
     "AgentNext",
     "HandlerChain",
     "check_middleware",
+    "innermost",
     "log_calls",
     "watched",
 )
@@ -99,16 +100,17 @@ class HandlerChain:
     async def __call__(self, ctx: TaskContext) -> object:
         return await self._run(ctx)
 
-    def __getattr__(self, name: str) -> Any:
-        # What a server asks of a handler (``open_delegator`` of an orchestrated agent, so
-        # that a served pipeline with middleware still brings its delegator) is the inner
-        # handler's; dunders and our own slots are not forwarded.
-        if name.startswith("__") or name in HandlerChain.__slots__:
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
     def __repr__(self) -> str:
         return f"HandlerChain({self.inner!r}, {len(self.middleware)} middleware)"
+
+
+def innermost(handler: object) -> object:
+    """The handler ``handler``'s chains end in (``handler`` itself when it is no chain):
+    what a server asks about the agent (an orchestrated agent's ``open_delegator``, so
+    that a served pipeline with middleware still brings its delegator) is its."""
+    while isinstance(handler, HandlerChain):
+        handler = handler.inner
+    return handler
 
 
 def _link(middleware: AgentMiddleware, rest: AgentNext) -> AgentNext:

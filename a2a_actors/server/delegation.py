@@ -25,6 +25,7 @@ import anyio
 
 from a2a_actors.protocol.models import Task
 from a2a_actors.runtime import Agent, Delegator
+from a2a_actors.runtime.middleware import innermost
 from a2a_actors.stores import StoredTask
 
 __all__ = ("DelegatorProvider", "OrphanCanceller", "lost_task_handler", "provide_delegator")
@@ -50,15 +51,17 @@ async def provide_delegator(
     ``options`` has none and the agent provides one; otherwise leave ``options`` alone."""
     if options.get("delegator") is not None:
         return
-    handler = agent.handler
+    handler = innermost(agent.handler)
     if not isinstance(handler, DelegatorProvider):
         return
     opened = handler.open_delegator(public_url)
     options["delegator"] = await opened.__aenter__()
 
     async def close(*exc_info: Any) -> bool | None:
+        suppress: bool | None = None
         with anyio.CancelScope(shield=True):  # it closes during the server's cancellation
-            return await opened.__aexit__(*exc_info)
+            suppress = await opened.__aexit__(*exc_info)
+        return suppress
 
     stack.push_async_exit(close)
 
