@@ -14,6 +14,7 @@ BRIDGES = [
     ("langgraph", "langgraph", "langgraph"),
     ("openai_agents", "agents", "openai-agents"),
     ("agentscope", "agentscope", "agentscope"),
+    ("a2a_sdk", "a2a", "a2a-sdk"),
 ]
 
 
