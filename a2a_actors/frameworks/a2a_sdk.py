@@ -31,8 +31,9 @@ The lifecycle, as the SDK's ``AgentExecutor`` contract says:
 * a CancelTask interrupts ``execute()`` (its ``finally`` runs), then calls the executor's
   ``cancel()`` (shielded, at most :data:`CANCEL_TIMEOUT` s) with the task as
   ``current_task``; the task ends CANCELED. A cancel of a task waiting for input calls
-  ``cancel()`` too, and so does a server shutdown (a handler cannot tell it from a
-  CancelTask), even when the waiting task is kept stored (``keep_interrupted``);
+  ``cancel()`` too; a server shutdown or a task timeout interrupts ``execute()`` without
+  calling ``cancel()`` (a waiting task kept stored with ``keep_interrupted`` is answered
+  after the restart);
 * ``execute()`` returning without a final state completes the task (a handler's return
   completes its task, in a2a-actors; the SDK would leave it WORKING);
 * ``execute()`` raising fails the task: FAILED, ``"a2a-sdk agent failed: <ExceptionType>:
@@ -212,7 +213,8 @@ class _Executing:
                     reply = await ctx.ask(question)
                 current = interrupted(ctx.task, state, reply)
         except anyio.get_cancelled_exc_class():
-            if not (queue.self_canceled or _over(ctx)):  # an ended task is not cancelled
+            # a client's cancel only (not a shutdown); an ended task is not cancelled
+            if ctx.cancel_requested and not (queue.self_canceled or _over(ctx)):
                 with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_TIMEOUT):
                     await queue.cancel(self.executor, self._cancel_context(ctx))
             raise

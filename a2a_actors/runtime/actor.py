@@ -253,6 +253,12 @@ class TaskActor:
             raise ServerBusyError(f"task {self.task_id} cannot take more input now") from None
         return machine.version
 
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether a client cancelled the task (CancelTask), as opposed to anything else
+        that interrupts its handler (a shutdown, a timeout)."""
+        return self._cancel is not None
+
     def request_cancel(self, metadata: dict[str, Any] | None = None) -> None:
         """Interrupt the handler (or its wait for a slot or for input); the actor then
         records CANCELED. ``metadata`` goes on the CANCELED status update event."""

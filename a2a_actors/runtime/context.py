@@ -84,6 +84,11 @@ class ContextTarget(Protocol):
         ...
 
     @property
+    def cancel_requested(self) -> bool:
+        """Whether a client cancelled the task."""
+        ...
+
+    @property
     def slot(self) -> RunSlot:
         """The running slot (paused by ``ctx.waiting()``)."""
         ...
@@ -252,6 +257,14 @@ class TaskContext:
         """The delegator configured on the supervisor, if any."""
         runner = self._actor.supervisor
         return runner.delegator if runner is not None else None
+
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether a client cancelled the task (CancelTask). True from the cancel on: a
+        handler whose await raised the cancellation can tell a client's cancel (the task
+        ends CANCELED) from a server shutting down or a timeout (false), for instance to
+        cancel what it started only in the first case."""
+        return self._actor.cancel_requested
 
     # -- what the agent does -------------------------------------------------------------
 

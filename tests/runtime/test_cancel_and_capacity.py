@@ -217,6 +217,28 @@ async def test_shutdown_cancels_every_live_task_and_stores_it() -> None:
         assert sorted(r.status.state.name for r in results) == ["CANCELED", "CANCELED"]
 
 
+async def test_a_handler_tells_a_client_cancel_from_a_shutdown() -> None:
+    seen: dict[str, bool] = {}
+
+    async def watcher(ctx: TaskContext) -> None:
+        assert not ctx.cancel_requested
+        try:
+            await ctx.ask("wait") if ctx.text == "ask" else await anyio.sleep_forever()
+        finally:
+            seen[ctx.text] = ctx.cancel_requested
+
+    with anyio.fail_after(5):
+        async with Supervisor(watcher) as sup:
+            client = InProcessClient(sup)
+            canceled = as_task(await client.send_message("cancel", return_immediately=True))
+            await client.send_message("ask")
+            await client.send_message("shutdown", return_immediately=True)
+            await anyio.wait_all_tasks_blocked()
+            await client.cancel_task(canceled.id)
+            assert seen == {"cancel": True}
+    assert seen == {"cancel": True, "ask": False, "shutdown": False}
+
+
 async def test_shutdown_ends_open_streams() -> None:
     with anyio.fail_after(5):
 
