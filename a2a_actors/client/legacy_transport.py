@@ -47,7 +47,9 @@ class LegacyTransport(HTTPTransport):
 
     Args:
         interface: A JSON-RPC interface with ``protocolVersion`` 0.x.
-        http, auth, timeouts: As for :class:`~.transport.HTTPTransport`.
+        http: As for :class:`~.transport.HTTPTransport`.
+        auth: As for :class:`~.transport.HTTPTransport`.
+        timeouts: As for :class:`~.transport.HTTPTransport`.
     """
 
     def __init__(
@@ -113,7 +115,9 @@ class TasksSendTransport(HTTPTransport):
 
     Args:
         interface: The fallback interface (``protocolBinding`` ``"tasks/send"``).
-        http, auth, timeouts: As for :class:`~.transport.HTTPTransport`.
+        http: As for :class:`~.transport.HTTPTransport`.
+        auth: As for :class:`~.transport.HTTPTransport`.
+        timeouts: As for :class:`~.transport.HTTPTransport`.
     """
 
     def __init__(

@@ -384,8 +384,9 @@ class Supervisor:
         :meth:`send_message`.
 
         Raises:
-            ServerBusyError, TaskNotFoundError, UnsupportedOperationError,
-            InvalidParamsError: As for ``send_message``, from ``__aenter__``.
+            A2AError: What :meth:`send_message` raises (``ServerBusyError``,
+                ``TaskNotFoundError``, ``UnsupportedOperationError``,
+                ``InvalidParamsError``), from ``__aenter__``.
             SubscriberDropped: From the iterator, if its consumer falls too far behind.
         """
         return self._streams.stream_message(

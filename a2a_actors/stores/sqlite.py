@@ -145,9 +145,11 @@ class SQLiteTaskStore:
             max_batch: The most writes committed in one transaction.
             max_pending: Queued writes beyond which writers wait (backpressure).
             busy_timeout: Seconds to wait for a lock held by another connection.
-            retention_ttl, retention_max, retention_interval: When ``retention_ttl`` or
-                ``retention_max`` is set, :meth:`run_retention` runs in the background
-                with them, every ``retention_interval`` seconds, on the wall clock.
+            retention_ttl: With ``retention_max``: when either is set,
+                :meth:`run_retention` runs in the background with them, every
+                ``retention_interval`` seconds, on the wall clock.
+            retention_max: See ``retention_ttl``.
+            retention_interval: See ``retention_ttl``.
 
         On exit (normal, error or cancellation): retention stops, every write already
         queued is committed (shielded from cancellation), then the connections close.
