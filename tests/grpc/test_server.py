@@ -54,13 +54,6 @@ def anyio_backend() -> str:
     return "asyncio"  # grpcio's server runs on asyncio
 
 
-async def _wait_until(predicate: object) -> None:
-    """Let the loop run until ``predicate()`` holds (callers hold a fail_after guard)."""
-    assert callable(predicate)
-    while not predicate():
-        await anyio.lowlevel.checkpoint()
-
-
 # -- the card ----------------------------------------------------------------------------------
 
 
@@ -206,10 +199,21 @@ async def test_cancel_and_subscribe() -> None:
 
 
 @pytest.mark.parametrize("method", ["SendStreamingMessage", "SubscribeToTask"])
-async def test_cancel_mid_stream_leaves_the_task_running(method: str) -> None:
+async def test_cancel_mid_stream_leaves_the_task_running(
+    monkeypatch: pytest.MonkeyPatch, method: str
+) -> None:
     """A client that cancels its stream ends the server's stream, not the task."""
     with anyio.fail_after(TIMEOUT):
         async with grpc_served() as served, channel(served.address) as opened:
+            hub = served.service.hub
+            released = anyio.Event()
+            untrack = hub.untrack
+
+            def untrack_and_tell(scope: anyio.CancelScope) -> None:
+                untrack(scope)  # the servicer's last step, once its runtime stream closed
+                released.set()
+
+            monkeypatch.setattr(hub, "untrack", untrack_and_tell)
             body = send_request("sleep now", return_immediately=method != "SendStreamingMessage")
             if method == "SubscribeToTask":
                 answer = await opened.unary_unary(grpc_service.METHODS["SendMessage"].path)(
@@ -222,9 +226,11 @@ async def test_cancel_mid_stream_leaves_the_task_running(method: str) -> None:
             call = opened.unary_stream(grpc_service.METHODS[method].path)(request, metadata=V1)
             first = a2a_pb2.StreamResponse.FromString(await call.read())
             task_id = first.task.id
-            await _wait_until(lambda: served.service.hub.open_streams == 1)
+            # the servicer tracks its stream before it writes the first event
+            assert hub.open_streams == 1
             call.cancel()
-            await _wait_until(lambda: served.service.hub.open_streams == 0)
+            await released.wait()
+            assert hub.open_streams == 0
             async with sdk_transport(served) as sdk:
                 task = await sdk.get_task(a2a_pb2.GetTaskRequest(id=task_id))
                 assert task.status.state == a2a_pb2.TASK_STATE_WORKING

@@ -126,8 +126,13 @@ async def test_a_cancel_while_the_streaming_start_is_in_flight_still_cancels_the
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(cancel)
-                await anyio.sleep(0.2)
-                assert canceled == []  # shielded until the child is known
+                # Once every task is blocked, the cancel has been requested (nothing awaits
+                # before it does) and everything it could set off has run: the root still
+                # works, shielded until the child is known (only ``release`` moves it on).
+                await anyio.wait_all_tasks_blocked()
+                assert canceled == []
+                still = await sup.get_task(root.id)
+                assert still.status.state is TaskState.WORKING
                 release.set()
             (task,) = canceled
             assert task.status.state is TaskState.CANCELED

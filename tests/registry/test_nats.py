@@ -176,15 +176,19 @@ async def test_a_server_killed_with_sigkill_vanishes_within_its_ttl(tmp_path: Pa
         ):
             entry = await registry.resolve("upper")  # registered before the URL is printed
             assert entry.url == url
-            process.send_signal(signal.SIGKILL)
-            await process.wait()
-            killed = time.monotonic()
-            # Its last refresh was at most TTL/3 before the kill; the server expires it
-            # TTL after that write (plus the server's expiry check, under a second).
-            with anyio.fail_after(TTL + 2.0):
-                while not await gone(registry, "upper"):  # noqa: ASYNC110 (polls NATS)
-                    await anyio.sleep(0.05)
+            # Watched from before the kill: the server's expiry of the entry is a change.
+            async with registry.watch() as changes:
+                process.send_signal(signal.SIGKILL)
+                await process.wait()
+                killed = time.monotonic()
+                # Its last refresh was at most TTL/3 before the kill; the server expires it
+                # TTL after that write (plus the server's expiry check, under a second).
+                with anyio.fail_after(TTL + 2.0):
+                    async for change in changes:  # the entry, refreshes, then its expiry
+                        if change.name == "upper" and change.entry is None:
+                            break
             assert time.monotonic() - killed <= TTL + 2.0
+            assert await gone(registry, "upper")
 
 
 async def test_a_stopped_server_withdraws_at_once(tmp_path: Path) -> None:

@@ -70,8 +70,11 @@ async def test_a_cancelled_wait_holds_nothing() -> None:
         holder, waiter = RunSlot(admission), RunSlot(admission)
         assert holder.claim()
         assert not waiter.claim()
-        with anyio.move_on_after(0.01):
-            await waiter.wait()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiter.wait)
+            await anyio.wait_all_tasks_blocked()
+            assert (waiter.running, waiter.queued) == (False, True)  # waiting for the slot
+            tg.cancel_scope.cancel()
         assert (waiter.running, waiter.queued) == (False, False)
         assert counts(admission) == (1, 0)
         holder.give_back()

@@ -85,9 +85,21 @@ async def test_shutdown_ends_open_streams_and_running_tasks() -> None:
 
 @HTTPX_EARLY_EXIT
 @pytest.mark.parametrize("path", ["/", "/?A2A-Version=1.0"], ids=["plain", "query-string"])
-async def test_a_client_leaving_an_idle_stream_releases_it(path: str) -> None:
+async def test_a_client_leaving_an_idle_stream_releases_it(
+    monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
     # No pings (an infinite interval): only the disconnect itself can end the stream.
     config = ServerConfig(ping_interval=float("inf"))
+    # The hub forgets a stream once its answer has ended, its runtime stream closed: that
+    # is the server's own signal that the stream was released.
+    released = anyio.Event()
+    untrack = sse.StreamHub.untrack
+
+    def untrack_and_tell(hub: sse.StreamHub, scope: anyio.CancelScope) -> None:
+        untrack(hub, scope)
+        released.set()
+
+    monkeypatch.setattr(sse.StreamHub, "untrack", untrack_and_tell)
     with anyio.fail_after(TIMEOUT):
         supervisor = Supervisor(scenario_agent)
         async with supervisor, anyio.create_task_group() as tg:
@@ -102,9 +114,10 @@ async def test_a_client_leaving_an_idle_stream_releases_it(path: str) -> None:
                         if "TASK_STATE_WORKING" in line:
                             break
                     assert supervisor.statistics().subscribers == 1
-                while supervisor.statistics().subscribers:  # noqa: ASYNC110 (no event to wait on)
-                    await anyio.sleep(0.005)
+                    assert not released.is_set()
+                await released.wait()
                 stats = supervisor.statistics()
+                assert stats.subscribers == 0
                 assert stats.live_tasks == 1  # leaving the stream does not stop the task
                 assert stats.running_handlers == 1
             tg.cancel_scope.cancel()
