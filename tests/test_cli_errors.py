@@ -1,8 +1,9 @@
 """No traceback from the ``a2a-actors`` command for user errors; ``--debug`` shows them.
 
-Bad flags are refused by the parser (exit 2, one ``error:`` line after the usage); a served
-module that cannot be imported, or raises while importing, is one line and exit 2; anything
-unexpected is one line and exit 1, with the traceback only under ``--debug``.
+Bad flags are refused by the parser (exit 2, one line naming the command, no usage block); a
+served module that cannot be imported, or raises while importing, is one line and exit 2;
+anything unexpected is one line and exit 1, with the traceback only under ``--debug``. Every
+line starts ``a2a-actors COMMAND: ``.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     out, err = capsys.readouterr()
     assert out == ""
     assert "Traceback" not in err
-    return err.splitlines()[-1]
+    (line,) = err.splitlines()  # one line, no usage block
+    return line
 
 
 @pytest.mark.parametrize(
@@ -46,27 +48,27 @@ def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     [
         (
             ("--port", "70000"),
-            "argument --port: a port is 0..65535 (0 picks a free one), not 70000",
+            "--port: a port is 0..65535 (0 picks a free one), not 70000",
         ),
-        (("--port", "-1"), "argument --port: a port is 0..65535"),
-        (("--port", "http"), "argument --port: not a port number: 'http'"),
-        (("--max-tasks", "0"), "argument --max-tasks: must be at least 1, not 0"),
-        (("--max-running", "-2"), "argument --max-running: must be at least 1, not -2"),
-        (("--retention-ttl", "-1"), "argument --retention-ttl: must be a finite number >= 0"),
-        (("--retention-ttl", "nan"), "argument --retention-ttl: must be a finite number >= 0"),
-        (("--retention-max", "-1"), "argument --retention-max: must not be negative, not -1"),
+        (("--port", "-1"), "--port: a port is 0..65535"),
+        (("--port", "http"), "--port: not a port number: 'http'"),
+        (("--max-tasks", "0"), "--max-tasks: must be at least 1, not 0"),
+        (("--max-running", "-2"), "--max-running: must be at least 1, not -2"),
+        (("--retention-ttl", "-1"), "--retention-ttl: must be a finite number >= 0"),
+        (("--retention-ttl", "nan"), "--retention-ttl: must be a finite number >= 0"),
+        (("--retention-max", "-1"), "--retention-max: must not be negative, not -1"),
     ],
 )
 def test_serve_flags_are_checked_by_the_parser(
     flags: tuple[str, ...], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     line = usage_error(capsys, "serve", "examples.echo:agent", *flags)
-    assert line.startswith(f"a2a-actors serve: error: {says}")
+    assert line.startswith(f"a2a-actors serve: {says}")
 
 
 def test_malformed_url_through_the_top_level_command(capsys: pytest.CaptureFixture[str]) -> None:
     line = usage_error(capsys, "send", "http://[::1", "hi")
-    assert line.startswith("a2a-actors send: error: argument url: malformed URL 'http://[::1'")
+    assert line.startswith("a2a-actors send: url: malformed URL 'http://[::1'")
 
 
 @pytest.fixture
@@ -133,7 +135,9 @@ def test_an_unexpected_error_is_one_line_unless_debug(capsys: pytest.CaptureFixt
     assert main(["serve", "tests.test_cli_errors:exploding"]) == 1
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == ("a2a-actors: RuntimeError: handle is not ready (--debug shows the traceback)\n")
+    assert err == (
+        "a2a-actors serve: RuntimeError: handle is not ready (--debug shows the traceback)\n"
+    )
     with pytest.raises(RuntimeError, match="handle is not ready"):
         main(["--debug", "serve", "tests.test_cli_errors:exploding"])
 

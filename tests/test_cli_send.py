@@ -1,4 +1,5 @@
-"""The client CLI as a newcomer meets it: hints on stderr, timeouts, Ctrl-C, honest output.
+"""The client CLI as a newcomer meets it: hints on stderr (each said once), timeouts, Ctrl-C,
+honest output.
 
 The agents run on a real server (127.0.0.1, port 0) in a background thread; the CLI runs
 in-process through ``main(argv)`` (it runs its own event loop), or as a subprocess where a
@@ -22,6 +23,7 @@ import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
 
+from a2a_actors.cli import main as cli_main
 from a2a_actors.client.cli import main
 from a2a_actors.client.cli_time import INTERRUPTED, TIMED_OUT
 from a2a_actors.protocol import codec
@@ -99,7 +101,7 @@ def hinted_command(err: str) -> list[str]:
     return words[1:]
 
 
-# -- input required: the question and how to answer, on stderr ------------------------------
+# -- input required: the question once, and how to answer on stderr --------------------------
 
 
 def test_send_tells_how_to_answer_a_question(url: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,7 +111,7 @@ def test_send_tells_how_to_answer_a_question(url: str, capsys: pytest.CaptureFix
     assert state_line.endswith(": input-required")
     assert question == QUESTION
     task_id = state_line.split()[1]
-    assert f"input-required: {QUESTION}" in err.splitlines()
+    assert (out + err).count(QUESTION) == 1  # shown with the task, not again on stderr
     answer = hinted_command(err)
     assert answer == ["send", url, "<text>", "--task-id", task_id]
 
@@ -129,12 +131,13 @@ def test_json_and_stream_sends_hint_too(url: str, capsys: pytest.CaptureFixture[
     task = codec.decode(out.strip(), SendMessageResponse).task
     assert task is not None
     assert task.status.state is TaskState.INPUT_REQUIRED
+    assert f"input-required: {QUESTION}" in err.splitlines()  # stdout is JSON: said here
     assert hinted_command(err)[-1] == task.id
 
     status, out, err = run(capsys, "send", url, "ask", "--stream")
     assert status == 0
     assert out.splitlines()[-1] == f"[input-required: {QUESTION}]"
-    assert f"input-required: {QUESTION}" in err
+    assert QUESTION not in err  # the stream showed it
     assert hinted_command(err)[-2:] == ["--task-id", out.split()[1]]
 
 
@@ -144,7 +147,8 @@ def test_auth_required_is_hinted_like_a_question(
     status, out, err = run(capsys, "send", url, "auth")
     assert status == 0
     assert out.splitlines()[0].endswith(": auth-required")
-    assert "auth-required: Sign in at https://example.com, then say ok" in err
+    assert out.splitlines()[1] == "Sign in at https://example.com, then say ok"
+    assert "Sign in" not in err
     answer = hinted_command(err)
     answer[answer.index("<text>")] = "ok"
     status, out, _ = run(capsys, *answer)
@@ -162,11 +166,18 @@ def test_subscribe_to_a_waiting_task_prints_its_question(
     lines = out.splitlines()
     assert lines[0].startswith(f"task {task.id} ")
     assert lines[-1] == f"[input-required: {QUESTION}]"
+    assert QUESTION not in err
     assert hinted_command(err)[-1] == task.id
 
     status, out, err = run(capsys, "subscribe", url, task.id, "--json")
     events = [codec.decode(line, StreamResponse) for line in out.splitlines()]
     assert events[0].task is not None
+    assert f"input-required: {QUESTION}" in err.splitlines()
+    assert hinted_command(err)[-1] == task.id
+
+    status, out, err = run(capsys, "get", url, task.id)
+    assert out.splitlines()[1:] == [QUESTION]
+    assert QUESTION not in err
     assert hinted_command(err)[-1] == task.id
 
 
@@ -181,9 +192,7 @@ def test_blocking_send_shows_the_final_status_message(
     state_line, *rest = out.splitlines()
     assert state_line.endswith(": completed")
     assert rest == ["the answer", "all done"]
-    assert err.splitlines() == [
-        f"{state_line.removesuffix('completed')}waiting for the answer"
-    ] or (
+    assert err.splitlines() == [f"{state_line.removesuffix('completed')}waiting for the task"] or (
         err == ""  # the task had settled by the time SendMessage answered
     )
 
@@ -215,13 +224,15 @@ def test_card_lists_skills_or_says_none(url: str, capsys: pytest.CaptureFixture[
 def test_list_with_an_unknown_state_names_the_valid_ones(
     url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, err = run(capsys, "list", url, "--status", "bogus")
-    assert status == 2
+    with pytest.raises(SystemExit) as exited:
+        cli_main(["list", url, "--status", "bogus"])
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
     assert out == ""
-    assert err.splitlines()[-1] == (
-        "a2a-actors list: error: argument --status: unknown task state 'bogus'; one of: "
+    assert err == (  # one line: no usage block
+        "a2a-actors list: --status: unknown task state 'bogus'; one of: "
         "submitted, working, completed, failed, canceled, input-required, rejected, "
-        "auth-required"
+        "auth-required\n"
     )
     status, out, _ = run(capsys, "list", url, "--status", "TASK_STATE_CANCELED")
     assert status == 0
@@ -249,14 +260,15 @@ def test_an_auth_error_says_which_flags_are_expected(capsys: pytest.CaptureFixtu
         status, _, err = run(capsys, "send", base, "hi")
         assert status == 1
         first, hint = err.splitlines()
-        assert first.startswith("error: UnauthenticatedError")
+        assert first.startswith("a2a-actors send: UnauthenticatedError (-32051): ")
+        assert hint.startswith("  this agent needs credentials: ")
         assert "pass --api-key KEY or --bearer-token TOKEN" in hint
         assert f"a2a-actors card {base}" in hint
 
         status, _, err = run(capsys, "send", base, "hi", "--api-key", "wrong")
         assert status == 1
         assert err.splitlines()[1] == (
-            "the agent refused the credentials given (--api-key / --bearer-token)"
+            "  the agent refused the credentials given (--api-key / --bearer-token)"
         )
         status, out, _ = run(capsys, "send", base, "hi", "--api-key", "s3cret")
         assert status == 0
@@ -284,7 +296,7 @@ def test_timeout_names_the_task_and_how_to_follow_or_cancel_it(
     assert status == TIMED_OUT
     assert out == ""
     lines = err.splitlines()
-    assert lines[0].endswith(": waiting for the answer")  # printed as soon as it was known
+    assert lines[0].endswith(": waiting for the task")  # printed as soon as it was known
     assert lines[1].startswith("a2a-actors send: no answer within 0.5 s; task ")
     task_id = _left_running(err, url)
     assert lines[0].startswith(f"task {task_id} (context ")
@@ -305,7 +317,7 @@ def test_timeout_bounds_streams_too(url: str, capsys: pytest.CaptureFixture[str]
 def test_timeout_must_be_positive(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run(capsys, "send", url, "hi", "--timeout", "0")
     assert status == 2
-    assert "argument --timeout: must be more than 0 seconds, not 0" in err
+    assert "--timeout: must be more than 0 seconds, not 0" in err
 
 
 def test_ctrl_c_leaves_the_task_running_and_says_so(
@@ -319,7 +331,7 @@ def test_ctrl_c_leaves_the_task_running_and_says_so(
         try:
             assert process.stderr is not None
             first = process.stderr.readline()  # blocks until the task id is announced
-            assert first.endswith(": waiting for the answer\n"), first
+            assert first.endswith(": waiting for the task\n"), first
             process.send_signal(signal.SIGINT)
             out, rest = process.communicate(timeout=TIMEOUT)
         finally:
@@ -385,7 +397,7 @@ def test_timeout_with_an_agent_that_does_not_stream(capsys: pytest.CaptureFixtur
     assert status == TIMED_OUT
     assert out == ""
     assert err.splitlines() == [
-        "waiting for the answer (the agent does not stream; --timeout bounds the wait)",
+        "waiting for the task (the agent does not stream; --timeout bounds the wait)",
         "a2a-actors send: no answer within 0.5 s, before the agent named a task",
         f"  (it does not stream: a2a-actors list {base} shows its tasks)",
     ]

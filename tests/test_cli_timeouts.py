@@ -134,7 +134,7 @@ def test_send_says_what_it_waits_for_and_the_timeout_bounds_it(
     assert status == TIMED_OUT
     assert took < 5
     assert err.splitlines() == [
-        "waiting for the answer (the agent does not stream; --timeout bounds the wait)",
+        "waiting for the task (the agent does not stream; --timeout bounds the wait)",
         "a2a-actors send: no answer within 0.5 s, before the agent named a task",
         f"  (it does not stream: a2a-actors list {url} shows its tasks)",
     ]

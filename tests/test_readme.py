@@ -33,6 +33,22 @@ def test_the_two_commands_are_stated_and_exist() -> None:
     assert "pytest" in ci
 
 
+def test_the_first_agent_says_where_to_save_it() -> None:
+    first = README[README.index("## A first agent") : README.index("What an agent can do")]
+    assert "Save this as `mymodule.py`" in first
+    assert "a2a-actors serve mymodule:greeter" in first  # the module the file makes
+
+
+def test_the_test_command_says_what_it_does_and_takes() -> None:
+    said = README[README.index("**Run the tests**") : README.index(TESTS)]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "apt-get install" in ci
+    assert "chromium" in ci
+    assert "installs Chromium" in said
+    assert "when `apt-get` is available" in said
+    assert "about 12 minutes" in said
+
+
 def readme_agent() -> Agent:
     block = re.search(r"```python\n(.*?)```", README, re.S)
     assert block is not None, "the README has a python example"

@@ -12,14 +12,17 @@ human-readable by default (streams print text as it arrives and one line per sta
 change); ``--json`` prints the A2A wire JSON of each result or event, one per line, as
 :func:`a2a_actors.protocol.codec.encode` writes it (``send`` prints a SendMessageResponse,
 streams print StreamResponses). What is meant for the person rather than a script (a task's
-id while waiting, the question of a task waiting for input and how to answer it, how to
-follow a task left running) goes to stderr: see :mod:`.cli_output` and :mod:`.cli_send`.
+id while waiting, how to answer a task waiting for input (its question too with ``--json``),
+how to follow a task left running) goes to stderr: see :mod:`.cli_output` and :mod:`.cli_send`.
 
-Exit status: 0 ok; 1 the call failed, printed as ``error: <ErrorClass> (<code>): <message>``
-on stderr (an authentication failure adds a hint about ``--api-key``/``--bearer-token``);
-2 bad input (usage, a malformed URL, an unknown ``--status``, a ``--verify`` JWKS that cannot
-be read); 3 the card is not signed by a key of ``--verify JWKS`` (a file or URL; every command
-takes it; docs/trust.md); 124 no answer in time; 130 interrupted (Ctrl-C).
+Errors are one line on stderr, ``a2a-actors COMMAND: ...``, with hint lines indented below
+it (see :mod:`.cli_errors`). Exit status: 0 ok; 1 the call failed (``a2a-actors get:
+TaskNotFoundError (-32001): ...``; an authentication failure adds a hint about
+``--api-key``/``--bearer-token``; a TLS handshake that failed is named as such); 2 bad input
+(usage, a malformed URL, an unknown ``--status``, a ``--verify`` JWKS that cannot be read,
+``--binding`` naming a binding the agent's card does not offer, a missing extra); 3 the card
+is not signed by a key of ``--verify JWKS`` (a file or URL; every command takes it;
+docs/trust.md); 124 no answer in time; 130 interrupted (Ctrl-C).
 
 Time: ``--timeout SECONDS`` (every command) bounds the whole command, the registry lookup
 and the card's discovery included. Without it, finding the agent (registry and card) and
@@ -44,33 +47,31 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
-import httpx
 
 from a2a_actors.protocol.errors import A2AError, UnauthenticatedError, UnsupportedOperationError
-from a2a_actors.protocol.headers import MAX_IDEMPOTENCY_KEY_LENGTH, valid_idempotency_key
-from a2a_actors.protocol.models import StreamResponse, TaskState
+from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.protocol.state import TERMINAL_STATES
 
-from .call_arguments import task_state
 from .card_verify import CardSignatureError
-from .cli_output import (
-    emit,
-    follow,
-    note,
-    print_card,
-    print_reply,
-    state_name,
-    waiting_hint,
+from .cli_args import common_flags, count, idempotency_key, task_state_flag
+from .cli_errors import (
+    GRPC_SCHEMES,
+    check_binding,
+    credentials_hint,
+    describe,
+    fail,
+    grpc_extra,
+    registry_extra,
 )
+from .cli_output import emit, follow, print_card, print_reply, state_name, waiting_hint
 from .cli_send import send
-from .cli_time import DEFAULT_BOUND, TIMED_OUT, Deadline, TimedOut, timeout_seconds
+from .cli_time import DEFAULT_BOUND, TIMED_OUT, Deadline, TimedOut
 from .client import A2AClient
-from .grpc_binding import GRPC_BINDING
+from .grpc_binding import GRPC_BINDING, GRPCUnavailableError
 from .middleware import retry_sends
 from .registry import REGISTRY_ENV, Registry, is_url, open_registry
 
@@ -82,120 +83,9 @@ _Command = Callable[[A2AClient, argparse.Namespace], Awaitable[int | None]]
 _Handler = Callable[[argparse.Namespace], int]
 
 
-#: ``--binding`` values: the short names, and the card's own names as well.
-_BINDINGS = {
-    "jsonrpc": "JSONRPC",
-    "rest": "HTTP+JSON",
-    "http+json": "HTTP+JSON",
-    "grpc": GRPC_BINDING,
-}
-_GRPC_SCHEMES = ("grpc://", "grpcs://")
-
-
-def _base_url(text: str) -> str:
-    """The ``url`` argument: an http(s) URL with a host, a ``grpc(s)://host:port`` endpoint,
-    or an agent's name (no ``:``)."""
-    if text and ":" not in text:
-        return text  # a name, looked up in the registry (see _call)
-    try:
-        url = httpx.URL(text)
-    except httpx.InvalidURL as exc:
-        raise argparse.ArgumentTypeError(f"malformed URL {text!r} ({exc})") from None
-    if (
-        url.scheme not in ("http", "https", "grpc", "grpcs")
-        or not url.host
-        or (url.scheme.startswith("grpc") and url.port is None)
-    ):
-        raise argparse.ArgumentTypeError(
-            "expected the agent's base URL, such as http://127.0.0.1:8000 "
-            f"(or a gRPC endpoint, grpc://127.0.0.1:50051); got {text!r}"
-        )
-    return text
-
-
-def _binding(text: str) -> str:
-    """The ``--binding`` argument: jsonrpc, rest or grpc (any case; or HTTP+JSON)."""
-    binding = _BINDINGS.get(text.lower())
-    if binding is None:
-        raise argparse.ArgumentTypeError(f"unknown binding {text!r}; one of: jsonrpc, rest, grpc")
-    return binding
-
-
-def _state(text: str) -> TaskState:
-    """The ``--status`` argument: a task state, by any of its names."""
-    try:
-        state = task_state(text)
-    except ValueError:
-        state = TaskState.UNSPECIFIED
-    if state is TaskState.UNSPECIFIED:
-        known = ", ".join(state_name(s) for s in TaskState if s is not TaskState.UNSPECIFIED)
-        raise argparse.ArgumentTypeError(f"unknown task state {text!r}; one of: {known}")
-    return state
-
-
-def _idempotency_key(text: str) -> str:
-    """The ``--idempotency-key`` argument: what a server accepts as one."""
-    if not valid_idempotency_key(text):
-        raise argparse.ArgumentTypeError(
-            f"an idempotency key is 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters"
-        )
-    return text
-
-
-def _count(text: str) -> int:
-    """A whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more; got {text!r}")
-    return value
-
-
-def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "url",
-        type=_base_url,
-        help="the agent's base URL (its card is discovered), or its name with --registry",
-    )
-    common.add_argument(
-        "--registry",
-        metavar="nats://HOST:PORT|FILE",
-        default=None,
-        help=f"find the agent by name in this registry (default: ${REGISTRY_ENV})",
-    )
-    common.add_argument("--api-key", help="API key, placed as the card's apiKey scheme says")
-    common.add_argument("--bearer-token", help="token sent as 'Authorization: Bearer …'")
-    common.add_argument(
-        "--verify",
-        metavar="JWKS",
-        help="refuse the agent (exit 3) unless its card is signed by a key of this JWKS "
-        "(a file or URL)",
-    )
-    common.add_argument(
-        "--binding",
-        type=_binding,
-        metavar="jsonrpc|rest|grpc",
-        help="speak this binding only (default: the card's choice: JSON-RPC, then REST; "
-        "gRPC when the card prefers it or offers nothing else)",
-    )
-    common.add_argument("--json", action="store_true", help="print wire JSON, one per line")
-    common.add_argument(
-        "--timeout",
-        type=timeout_seconds,
-        metavar="SECONDS",
-        help=f"give up after SECONDS, finding the agent included (exit 124; default: "
-        f"{DEFAULT_BOUND:g} s to find the agent and for card, get and list); a task sent "
-        "keeps running",
-    )
-    return common
-
-
 def add_client_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the client subcommands to ``subparsers``; each sets ``handler(args) -> int``."""
-    common = _common()
+    common = common_flags()
     card = subparsers.add_parser("card", parents=[common], help="show the agent's card")
     card.set_defaults(handler=_runner(_card))
 
@@ -209,7 +99,7 @@ def add_client_commands(subparsers: argparse._SubParsersAction[argparse.Argument
     )
     send_.add_argument(
         "--idempotency-key",
-        type=_idempotency_key,
+        type=idempotency_key,
         default=None,
         metavar="KEY",
         help="the send's Idempotency-Key (default: a fresh one): running the command again "
@@ -217,7 +107,7 @@ def add_client_commands(subparsers: argparse._SubParsersAction[argparse.Argument
     )
     send_.add_argument(
         "--retries",
-        type=_count,
+        type=count,
         default=2,
         metavar="N",
         help="repeat a send whose connection failed, with the same key, up to N times (default 2)",
@@ -232,7 +122,7 @@ def add_client_commands(subparsers: argparse._SubParsersAction[argparse.Argument
     list_ = subparsers.add_parser("list", parents=[common], help="list tasks")
     list_.add_argument("--context-id", default=None)
     list_.add_argument(
-        "--status", type=_state, default=None, help="e.g. working, TASK_STATE_COMPLETED"
+        "--status", type=task_state_flag, default=None, help="e.g. working, TASK_STATE_COMPLETED"
     )
     list_.add_argument("--page-size", type=int, default=None)
     list_.add_argument("--page-token", default=None)
@@ -273,20 +163,22 @@ def _runner(command: _Command) -> _Handler:
         try:
             return anyio.run(_call, command, args, backend=backend)
         except UnauthenticatedError as exc:
-            note(_describe(exc))
-            note(_credentials_hint(args))
+            fail(args, describe(exc), credentials_hint(args))
             return 1
         except CardSignatureError as exc:  # before A2AError: its own status
-            note(_describe(exc))
+            fail(args, describe(exc))
             return 3
         except A2AError as exc:
-            note(_describe(exc))
+            fail(args, describe(exc))
             return 1
         except TimedOut as exc:
-            note(f"a2a-actors {getattr(args, 'command', '')}: {exc}".replace("  ", " "))
+            fail(args, str(exc))
             return TIMED_OUT
+        except GRPCUnavailableError:  # before ValueError, which it is
+            fail(args, grpc_extra(args))
+            return 2
         except ValueError as exc:  # an argument the client refuses
-            note(f"error: {exc}")
+            fail(args, str(exc))
             return 2
         except KeyboardInterrupt:
             return 130
@@ -302,7 +194,7 @@ def _registry_spec(args: argparse.Namespace) -> str:
 async def _call(command: _Command, args: argparse.Namespace) -> int:
     args.deadline = Deadline(args.timeout)
     with args.deadline.bound(f"finding the agent {args.url}", default=DEFAULT_BOUND):
-        if not is_url(args.url) and not args.url.startswith(_GRPC_SCHEMES):
+        if not is_url(args.url) and not args.url.startswith(GRPC_SCHEMES):
             spec = _registry_spec(args)
             if not spec:
                 raise ValueError(
@@ -329,15 +221,21 @@ async def _connect(args: argparse.Namespace) -> A2AClient:
     credentials = {"api_key": args.api_key, "bearer_token": args.bearer_token}
     retries = getattr(args, "retries", None)  # send's own
     middleware = [] if retries is None else [retry_sends(retries + 1)]
-    if not args.url.startswith(_GRPC_SCHEMES):
+    if not args.url.startswith(GRPC_SCHEMES):
         bindings = (args.binding,) if args.binding else None
-        return await A2AClient.connect(
+        client = await A2AClient.connect(
             args.url,
             bindings=bindings,
             verify_card=args.verify,
             middleware=middleware,
             **credentials,
         )
+        try:
+            check_binding(client, args.binding)
+        except ValueError:
+            await client.aclose()
+            raise
+        return client
     if args.verify is not None:
         raise ValueError(f"{args.url} has no card to verify: --verify needs the agent's URL")
     if args.binding not in (None, GRPC_BINDING):
@@ -353,29 +251,10 @@ async def opened_registry(spec: str) -> AsyncIterator[Registry]:
         opening = open_registry(spec)
     except OSError as exc:
         raise ValueError(f"cannot read the registry file {spec!r}: {exc.strerror or exc}") from None
-    except RuntimeError as exc:  # ClusterExtraMissingError
-        raise ValueError(str(exc)) from None
+    except RuntimeError:  # ClusterExtraMissingError
+        raise ValueError(registry_extra()) from None
     async with opening as registry:
         yield registry
-
-
-def _describe(exc: A2AError) -> str:
-    name = type(exc).__name__
-    if exc.remote:
-        return f"error: {name} ({exc.code}): {exc.message}"
-    return f"error: {name}: {exc.message}"
-
-
-def _credentials_hint(args: argparse.Namespace) -> str:
-    if args.api_key or args.bearer_token:
-        return "the agent refused the credentials given (--api-key / --bearer-token)"
-    if args.url.startswith(_GRPC_SCHEMES):  # no card to point at
-        return "this agent needs credentials: pass --api-key KEY or --bearer-token TOKEN"
-    card = f"a2a-actors card {shlex.quote(args.url)}"
-    return (
-        "this agent needs credentials: pass --api-key KEY or --bearer-token TOKEN "
-        f"(its card says which: {card})"
-    )
 
 
 # -- commands ------------------------------------------------------------------------------
@@ -397,7 +276,7 @@ async def _get(client: A2AClient, args: argparse.Namespace) -> None:
         emit(task)
     else:
         print_reply(task)
-    waiting_hint(task, args.url)
+    waiting_hint(task, args.url, as_json=args.json)
 
 
 async def _list(client: A2AClient, args: argparse.Namespace) -> None:
@@ -443,4 +322,4 @@ async def _subscribe(client: A2AClient, args: argparse.Namespace) -> None:
         else:
             print_reply(task)
         return
-    waiting_hint(stream.task, args.url)
+    waiting_hint(stream.task, args.url, as_json=args.json)

@@ -14,7 +14,8 @@ server does not answer is listed with ``unreachable: <why>`` instead of its skil
 (``"error"`` in JSON); the listing goes on.
 
 Exit status: 0 listed (even none); 1 the registry could not be read (NATS unreachable);
-2 bad input (a missing or malformed file, nats-py not installed).
+2 bad input (a missing or malformed file, the ``cluster`` extra not installed). Errors are
+one line, ``a2a-actors agents: ...`` (see :mod:`.cli_errors`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from a2a_actors.protocol import codec
 from a2a_actors.protocol.errors import A2AError
 
 from .cli import opened_registry
-from .cli_output import note
+from .cli_errors import fail
 from .registry import Registry, RegistryEntry, StaticRegistry
 
 __all__ = ("register", "run")
@@ -51,10 +52,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         return anyio.run(_list, args, backend="asyncio" if nats else "trio")
     except A2AError as exc:
-        note(f"error: {type(exc).__name__}: {exc.message}")
+        fail(args, f"{type(exc).__name__}: {exc.message}")
         return 1
     except ValueError as exc:
-        note(f"error: {exc}")
+        fail(args, str(exc))
         return 2
     except KeyboardInterrupt:
         return 130

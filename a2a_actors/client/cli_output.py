@@ -2,9 +2,9 @@
 
 Results go to stdout: human-readable by default, or the A2A wire JSON of each result or
 event, one per line (``--json``). Everything meant for the person at the terminal rather
-than for a script goes to stderr: a task's id while a blocking ``send`` waits, the question
-of a task waiting for input with the command that answers it, how to follow or cancel a
-task that was left running.
+than for a script goes to stderr: a task's id while a blocking ``send`` waits, the command
+that answers a task waiting for input (and its question, when stdout is JSON and did not
+show it), how to follow or cancel a task that was left running.
 
 A task prints as its state line, ``task ID (context CTX): STATE``, then the text of its
 artifacts (one line per artifact), then its status message when it adds something (the
@@ -109,12 +109,15 @@ def print_reply(reply: Task | Message) -> None:
     print("\n".join(task_lines(reply)), flush=True)
 
 
-def waiting_hint(task: Task | None, url: str) -> None:
-    """On stderr: the question of a task waiting for input, and how to answer it."""
+def waiting_hint(task: Task | None, url: str, *, as_json: bool) -> None:
+    """On stderr, for a task waiting for input: the command that answers it, preceded by the
+    question when stdout did not show it (``as_json``: stdout is wire JSON). The
+    human-readable output already printed the question: it is not repeated."""
     if task is None or task.status.state not in INTERRUPTED_STATES:
         return
-    question = task.status.message.text if task.status.message is not None else ""
-    note(f"{state_name(task.status.state)}: {question or '(the agent asked no question)'}")
+    if as_json:
+        question = task.status.message.text if task.status.message is not None else ""
+        note(f"{state_name(task.status.state)}: {question or '(the agent asked no question)'}")
     note(f'answer with: a2a-actors send {shlex.quote(url)} "<text>" --task-id {task.id}')
 
 

@@ -3,11 +3,11 @@
 A blocking send (neither ``--stream`` nor ``--return-immediately``) to an agent that
 streams prints exactly what a blocking SendMessage answers, but is made of calls that name
 the task as soon as it exists: SendStreamingMessage, whose first Task is announced on
-stderr (``task ID (context CTX): waiting for the answer``) and which is followed until the
+stderr (``task ID (context CTX): waiting for the task``) and which is followed until the
 task is terminal or interrupted (a cut stream is resumed with SubscribeToTask), then GetTask
 of the task as it settled; an agent answering with a Message gets that Message printed. An
 agent that does not stream gets a plain blocking SendMessage (its task id is then known only
-with the answer: stderr says ``waiting for the answer (the agent does not stream; ...)``).
+with the answer: stderr says ``waiting for the task (the agent does not stream; ...)``).
 
 ``--timeout SECONDS`` bounds the whole command (finding the agent included, see
 :mod:`.cli_time`); Ctrl-C (SIGINT) stops waiting. Either way
@@ -15,8 +15,9 @@ the task is left running on the agent and the command exits non-zero (124 after 
 timeout, 130 after Ctrl-C) with, on stderr, the task's id, its last state seen, and the
 commands that follow (``a2a-actors subscribe``) or cancel (``a2a-actors cancel``) it.
 
-After an INPUT_REQUIRED or AUTH_REQUIRED answer, stderr gets the question and the command
-that answers it (``answer with: a2a-actors send URL "<text>" --task-id ID``).
+After an INPUT_REQUIRED or AUTH_REQUIRED answer, stdout shows the question once (with the
+task) and stderr the command that answers it (``answer with: a2a-actors send URL "<text>"
+--task-id ID``); with ``--json`` stderr gets the question too.
 """
 
 from __future__ import annotations
@@ -127,12 +128,12 @@ async def _sent(client: A2AClient, args: argparse.Namespace, seen: _Seen) -> Non
             await follow(stream, as_json=args.json)
         finally:
             seen.stream(stream)
-        waiting_hint(stream.task, args.url)
+        waiting_hint(stream.task, args.url, as_json=args.json)
         return
     card = client.card
     if args.return_immediately or card is None or not card.capabilities.streaming:
         if card is not None and not args.return_immediately:  # named only with the answer
-            note("waiting for the answer (the agent does not stream; --timeout bounds the wait)")
+            note("waiting for the task (the agent does not stream; --timeout bounds the wait)")
         reply = await client.send_message(
             args.text,
             task_id=args.task_id,
@@ -145,7 +146,7 @@ async def _sent(client: A2AClient, args: argparse.Namespace, seen: _Seen) -> Non
         seen.task(reply)
     _print(reply, as_json=args.json)
     if isinstance(reply, Task):
-        waiting_hint(reply, args.url)
+        waiting_hint(reply, args.url, as_json=args.json)
 
 
 async def _streamed(client: A2AClient, args: argparse.Namespace, seen: _Seen) -> Task | Message:
@@ -162,7 +163,7 @@ async def _streamed(client: A2AClient, args: argparse.Namespace, seen: _Seen) ->
                 break
             if not announced and stream.task is not None:
                 task = stream.task
-                note(f"task {task.id} (context {task.context_id}): waiting for the answer")
+                note(f"task {task.id} (context {task.context_id}): waiting for the task")
                 announced = True
     if stream.task is None and stream.message is not None:
         return stream.message  # the agent answered with a Message: no task

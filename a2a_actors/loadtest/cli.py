@@ -3,7 +3,8 @@
 :func:`register` adds the ``bench`` subcommand (the hook :mod:`a2a_actors.cli` calls on each
 module of its ``SUBCOMMANDS``); :func:`main` runs it alone. The flags, the output and the
 method are documented in ``docs/bench.md``. Exit status: 0 when every operation succeeded,
-1 when some failed validation (or the run could not be made), 2 for a bad command line.
+1 when some failed validation (or the run could not be made), 2 for a bad command line;
+errors are one line, ``a2a-actors bench: ...``, as every command's (:mod:`a2a_actors.cli`).
 """
 
 from __future__ import annotations
@@ -196,10 +197,10 @@ def run(args: argparse.Namespace) -> int:
         if args.chart:
             write_chart(args.chart, results, options)
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"a2a-actors bench: {exc}", file=sys.stderr)
         return 2
     except (BenchError, ChartError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"a2a-actors bench: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -9,9 +9,10 @@ calibration ceiling close to the measured rate, or an open loop that fell behind
 
 :func:`write_chart` (``--chart FILE.png``) draws each target's operations per second (the
 bar over all rounds, one dot per round) beside its latency percentiles (p50, p90, p99, max
-on a log scale; a cancel's own latency for ``cancel``). It needs matplotlib, the ``bench``
-extra (``pip install 'a2a-actors[bench]'``); without it :class:`ChartError` says so in one
-line.
+on a log scale whose ticks read as plain milliseconds, 1, 2, 5, 10, 20, ..., never as powers
+of ten; a cancel's own latency for ``cancel``). It needs matplotlib, the ``bench`` extra;
+without it :class:`ChartError` says so in one line (``--chart needs the bench extra: pip
+install 'a2a-actors[bench]'``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = (
     "CEILING_SHARE",
     "ChartError",
     "check_chart",
+    "draw_chart",
     "merged",
     "table",
     "to_json",
@@ -210,7 +212,7 @@ def _pyplot() -> Any:
     try:
         matplotlib = importlib.import_module("matplotlib")
     except ImportError:
-        raise ChartError("--chart needs matplotlib: pip install 'a2a-actors[bench]'") from None
+        raise ChartError("--chart needs the bench extra: pip install 'a2a-actors[bench]'") from None
     matplotlib.use("Agg")  # files only, never a window
     return importlib.import_module("matplotlib.pyplot")
 
@@ -234,6 +236,24 @@ def write_chart(path: str, measurements: list[Measurement], options: Options) ->
         ChartError: matplotlib is not installed, or ``path`` cannot be written.
     """
     plt = _pyplot()
+    fig = draw_chart(measurements, options)
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise ChartError(f"--chart {path}: {exc}") from None
+    finally:
+        plt.close(fig)
+
+
+def draw_chart(measurements: list[Measurement], options: Options) -> Any:
+    """The chart's figure (a matplotlib ``Figure``, the caller's to save and close): the
+    throughput on the left, the latency percentiles on the right (see the module docstring).
+
+    Raises:
+        ChartError: matplotlib is not installed.
+    """
+    plt = _pyplot()
+    ticker = importlib.import_module("matplotlib.ticker")
     per_target = merged(measurements)
     names = list(per_target)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
@@ -256,14 +276,20 @@ def write_chart(path: str, measurements: list[Measurement], options: Options) ->
             values.append(max(us, 1) / 1000)  # a log scale has no 0
         right.bar([x + (i - 1.5) * width for x in xs], values, width, label=label)
     right.set_yscale("log")
+    # Plain milliseconds at 1-2-5 steps, not matplotlib's 10^n labels.
+    right.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    right.yaxis.set_major_formatter(ticker.FuncFormatter(_plain_ms))
+    right.yaxis.set_minor_formatter(ticker.NullFormatter())
     right.set_xticks(list(xs), names, rotation=15)
     right.set_ylabel("ms (log scale)")
     right.set_title("cancel latency" if cancel else "latency")
     right.legend()
     fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise ChartError(f"--chart {path}: {exc}") from None
-    finally:
-        plt.close(fig)
+    return fig
+
+
+def _plain_ms(value: float, _position: object = None) -> str:
+    """A latency tick as a plain number: ``0.5``, ``2``, ``2.5``, ``10``, ``1,000``."""
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"

@@ -1,8 +1,9 @@
 """``a2a-actors serve ... --grpc-port PORT``: the gRPC binding beside HTTP (docs/grpc.md).
 
 ``--grpc-port`` (0 picks a free port) serves ``lf.a2a.v1.A2AService`` on ``--grpc-host``
-(default: ``--host``); once serving, the command prints the gRPC address (``host:port``,
-as the card's ``GRPC`` interface writes it) on its own line, after the HTTP URL.
+(default: ``--host``); once serving, the command prints the gRPC endpoint as a URL the
+client commands take (``grpc://host:port``; the card's ``GRPC`` interface writes it
+``host:port``) on its own line, after the HTTP URL.
 ``--grpc-advertise HOST:PORT`` is the address the card gives instead (a proxy's).
 
 With ``--workers N`` every worker serves the one gRPC port (``SO_REUSEPORT``: the parent

@@ -1,9 +1,16 @@
 """``a2a-actors serve MODULE:ATTR``: serve an agent until SIGINT or SIGTERM.
 
 Prints exactly one line on stdout, the base URL (``http://127.0.0.1:PORT``), once the
-server accepts requests (with ``--grpc-port``, a second one: the gRPC address ``HOST:PORT``,
-see :mod:`.cli_grpc`); logs go to stderr. A signal shuts the server down gracefully and
-the process exits with status 0.
+server accepts requests (with ``--grpc-port``, a second one: the gRPC endpoint as a URL the
+client commands take, ``grpc://HOST:PORT``, see :mod:`.cli_grpc`); logs go to stderr. A
+signal shuts the server down gracefully, nothing more is printed, and the process exits
+with status 0.
+
+Errors are one line on stderr, ``a2a-actors serve: <what happened>`` (the style of every
+``a2a-actors`` command, see :mod:`a2a_actors.cli`). A flag whose extra is not installed is
+refused first, in the same words for every flag (:func:`.cli_values.check_extras`, status
+2); a port that cannot be bound is named, the gRPC one as such (``cannot listen on gRPC port
+HOST:PORT: ...``, status 1).
 
 ``MODULE`` is a dotted module name importable from the current directory. When it cannot
 be imported (or raises while importing) or lacks ``ATTR``, one line says so on stderr and the
@@ -92,19 +99,14 @@ from a2a_actors.stores import SQLiteTaskStore, StoreError
 from . import cli_grpc, cli_metrics, cli_trust, cli_values, workers
 from .app import create_app, service_of
 from .auth import principal_for_secret
-from .config import (
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_QUEUED,
-    ClusterOptions,
-    ServedAgent,
-    ServerConfig,
-)
+from .cli_values import parse_store  # kept here: ``--store`` was always read here
+from .config import ServedAgent, ServerConfig
 from .inspector import cli as inspector_cli
-from .registration import DEFAULT_REGISTER_TTL, check_register_urls, registered
+from .registration import check_register_urls, registered
+from .serve import serve
 
 if TYPE_CHECKING:
     from quart import Quart
-from .serve import serve
 
 __all__ = ("GC_THRESHOLD", "TargetError", "load_target", "parse_store", "register", "run")
 
@@ -155,134 +157,13 @@ def register(subparsers: Any) -> None:
         "serve", help="serve an agent over A2A (JSON-RPC, HTTP+JSON, SSE)"
     )
     parser.add_argument("target", metavar="MODULE:ATTR", help="the agent to serve")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=cli_values.port, default=0, help="0 picks a free port")
-    parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
-    auth = parser.add_mutually_exclusive_group()
-    auth.add_argument("--api-key", metavar="KEY", help="require this key in X-API-Key")
-    auth.add_argument("--bearer-token", metavar="TOKEN", help="require this Bearer token")
-    parser.add_argument(
-        "--max-tasks", type=cli_values.positive, metavar="N", help="cap on live tasks"
-    )
-    parser.add_argument(
-        "--max-running", type=cli_values.positive, metavar="N", help="cap on running handlers"
-    )
-    parser.add_argument(
-        "--max-queued",
-        type=cli_values.positive,
-        metavar="N",
-        help=f"with --max-running: tasks that may wait for a slot (default {DEFAULT_MAX_QUEUED})",
-    )
-    parser.add_argument(
-        "--task-timeout",
-        type=cli_values.positive_seconds,
-        metavar="SECONDS",
-        help="fail a task that runs longer (waiting for input does not count)",
-    )
-    parser.add_argument(
-        "--idempotency-ttl",
-        type=cli_values.positive_seconds,
-        metavar="SECONDS",
-        help="how long a send's Idempotency-Key is remembered (default 86400)",
-    )
-    parser.add_argument(
-        "--max-body-bytes",
-        type=cli_values.positive,
-        metavar="N",
-        help=f"largest request body accepted (default {DEFAULT_MAX_BODY_BYTES})",
-    )
-    parser.add_argument(
-        "--allow-private-push",
-        action="store_true",
-        help="let push webhooks target loopback and private addresses",
-    )
-    parser.add_argument(
-        "--store",
-        default="memory",
-        metavar="memory|sqlite:PATH",
-        help="where tasks live: in memory (default) or durably in a SQLite file",
-    )
-    parser.add_argument(
-        "--retention-ttl",
-        type=cli_values.seconds,
-        metavar="SECONDS",
-        help="evict finished tasks this old (memory store default: 86400)",
-    )
-    parser.add_argument(
-        "--retention-max",
-        type=cli_values.count,
-        metavar="N",
-        help="keep at most N finished tasks (memory store default: 10000)",
-    )
-    parser.add_argument(
-        "--middleware",
-        action="append",
-        default=[],
-        metavar="MODULE:ATTR",
-        help="agent-side middleware around the handler (repeatable, outermost first)",
-    )
-    parser.add_argument(
-        "--register",
-        metavar="nats://HOST:PORT",
-        help="publish the card in this NATS registry while serving",
-    )
-    parser.add_argument(
-        "--register-ttl",
-        type=cli_values.seconds,
-        default=DEFAULT_REGISTER_TTL,
-        metavar="SECONDS",
-        help="how long a registration outlives the server's last refresh (default 30)",
-    )
-    parser.add_argument(
-        "--public-url",
-        metavar="URL",
-        help="the base URL the card advertises (a load balancer's); default: this server's",
-    )
-    parser.add_argument(
-        "--cluster",
-        metavar="nats://HOST:PORT[,...]",
-        help="join the cluster on this NATS JetStream (asyncio; the 'cluster' extra)",
-    )
-    parser.add_argument(
-        "--node-id", metavar="NAME", help="this node's id in the cluster (default HOST-PID)"
-    )
-    parser.add_argument(
-        "--cluster-name", metavar="NAME", help="the cluster's name (default: the card name)"
-    )
-    parser.add_argument(
-        "--cluster-lease",
-        type=cli_values.seconds,
-        default=10.0,
-        metavar="SECONDS",
-        help="lease time of a new cluster: lost nodes' tasks are settled within it",
-    )
-    parser.add_argument(
-        "--cluster-replicas",
-        type=cli_values.positive,
-        default=1,
-        metavar="N",
-        help="JetStream replicas of a new cluster's buckets and stream (1..5; default 1)",
-    )
+    cli_values.add_arguments(parser)  # --host, --port, caps, store, cluster... (this module's)
     cli_trust.add_arguments(parser)  # --jwks..., --sign-card... (docs/trust.md)
     workers.add_arguments(parser)
     cli_metrics.add_arguments(parser)  # --metrics, --metrics-public (docs/observability.md)
     inspector_cli.add_arguments(parser)  # --inspect, --inspect-peer (docs/observability.md)
     cli_grpc.add_arguments(parser)  # --grpc-port, --grpc-host, --grpc-advertise (docs/grpc.md)
     parser.set_defaults(handler=run)
-
-
-def parse_store(spec: str) -> Path | None:
-    """The SQLite path of ``--store sqlite:PATH``; None for ``memory``.
-
-    Raises:
-        ValueError: Neither ``memory`` nor ``sqlite:PATH``.
-    """
-    if spec == "memory":
-        return None
-    kind, colon, path = spec.partition(":")
-    if kind != "sqlite" or not colon or not path:
-        raise ValueError(f"--store must be 'memory' or 'sqlite:PATH', got {spec!r}")
-    return Path(path)
 
 
 def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
@@ -323,31 +204,11 @@ def _config(base: ServerConfig, args: argparse.Namespace) -> ServerConfig:
     if args.public_url:
         changes["public_url"] = args.public_url
     if args.cluster:
-        changes["cluster"] = _cluster(args)
+        changes["cluster"] = cli_values.cluster_options(args)
     elif (args.node_id or args.cluster_name) and args.workers == 1:
         raise ValueError("--node-id and --cluster-name need --cluster")
     config = base.replace(**changes) if changes else base
     return cli_trust.apply(config, args)
-
-
-def _cluster(args: argparse.Namespace) -> ClusterOptions:
-    if args.backend != "asyncio":
-        raise ValueError("--cluster needs --backend asyncio (nats-py runs on asyncio)")
-    if args.store != "memory":
-        raise ValueError("--cluster keeps tasks in NATS JetStream; it takes no --store")
-    if args.cluster_lease <= 0:
-        raise ValueError("--cluster-lease must be positive")
-    from a2a_actors.cluster import require_nats  # nats-py is not imported here
-
-    require_nats()  # ClusterExtraMissingError names the extra
-    urls = tuple(url.strip() for url in args.cluster.split(",") if url.strip())
-    return ClusterOptions(
-        urls=urls,
-        node_id=args.node_id,
-        cluster_name=args.cluster_name,
-        lease_s=args.cluster_lease,
-        replicas=args.cluster_replicas,
-    )
 
 
 def _middleware(spec: str) -> object:
@@ -430,7 +291,7 @@ async def _listen(
         sock = workers.inherited_socket(args)  # a worker's, from its parent
         url: str = await tg.start(partial(serve, app, host=args.host, port=args.port, sock=sock))
     except OSError as exc:
-        return None, _fail(f"cannot listen on {args.host}:{args.port}: {exc}", 1)
+        return None, _fail(workers.listen_failure(exc, args.host, args.port), 1)
     except (ServerBusyError, RuntimeError, BaseExceptionGroup) as exc:  # NATS, the node id
         if config.cluster is None:
             raise
@@ -464,7 +325,7 @@ async def _announce(
         logging.getLogger("a2a_actors.server").info("registered in %s at %s", args.register, where)
     print(url, flush=True)
     if (grpc_address := service_of(app).cards.grpc_address) is not None:
-        print(grpc_address, flush=True)  # its own line, after the URL
+        print(f"grpc://{grpc_address}", flush=True)  # its own line, after the URL
     # Everything imported and built so far lives as long as the process: move it out of
     # the collector's sight, so full collections (which otherwise rescan it every time
     # in-flight requests get promoted) stay short. This process is ours to tune; serve()
@@ -497,8 +358,9 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(target, ServedAgent):
         base, target = target.config, target.agent
     try:
+        cli_values.check_extras(args)  # a flag whose extra is missing: one line, status 2
         target = as_agent(target)  # a handler that can never work is refused here
-        db = parse_store(args.store)
+        db = cli_values.parse_store(args.store)
         config = _config(base, args)
         config = cli_metrics.apply(config, args)
         config = inspector_cli.apply(config, args)

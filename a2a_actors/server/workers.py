@@ -77,6 +77,7 @@ __all__ = (
     "add_arguments",
     "check",
     "inherited_socket",
+    "listen_failure",
     "run",
     "serve_workers",
 )
@@ -132,9 +133,18 @@ def check(args: argparse.Namespace) -> None:
         if not args.cluster:
             find_nats_server()
     except ClusterExtraMissingError:
-        raise ClusterExtraMissingError(
-            "--workers needs the cluster extra: pip install 'a2a-actors[cluster]'"
-        ) from None
+        raise ClusterExtraMissingError(cli_values.missing_extra("--workers", "cluster")) from None
+
+
+def listen_failure(exc: OSError, host: str, port: int) -> str:
+    """What a port that cannot be bound reads as (``serve``, with or without workers):
+    ``cannot listen on HOST:PORT: <why>``, or ``cannot listen on gRPC port HOST:PORT: <why>``
+    when it is the gRPC one (the error then carries ``grpc_address``: see
+    :class:`~.grpc.server.GrpcServer` and :func:`_serve`)."""
+    grpc_address = getattr(exc, "grpc_address", None)
+    if grpc_address is not None:
+        return f"cannot listen on gRPC port {grpc_address}: {exc}"
+    return f"cannot listen on {authority(host, port)}: {exc}"
 
 
 def _default_base() -> str:
@@ -181,7 +191,7 @@ async def _run_until_signal(args: argparse.Namespace) -> int:
             while isinstance(leaf, BaseExceptionGroup):
                 leaf = leaf.exceptions[0]
             if isinstance(leaf, OSError):  # the only one: a failed spawn is a worker's
-                said = f"cannot listen on {args.host}:{args.port}: {leaf}"
+                said = listen_failure(leaf, args.host, args.port)
             elif isinstance(leaf, NatsServerError):
                 said = f"cannot start the private nats-server: {leaf}"
             else:
@@ -251,8 +261,8 @@ def _parse_serve(argv: list[str]) -> argparse.Namespace:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Served:
-    """What the workers serve: the one URL, and the one gRPC address (``host:port``) if
-    ``--grpc-port`` was given."""
+    """What the workers serve: the one URL, and the one gRPC address
+    (``grpc://host:port``) if ``--grpc-port`` was given."""
 
     url: str
     grpc: str | None
@@ -277,12 +287,15 @@ async def _serve(
         port = stack.enter_context(_SharedPort.bound(args.host, args.port))  # before NATS
         grpc: str | None = None
         if args.grpc_port is not None:  # held as the HTTP port is (check: Linux only)
-            held = stack.enter_context(
-                _SharedPort.bound(args.grpc_host or args.host, args.grpc_port)
-            )
+            grpc_host = args.grpc_host or args.host
+            try:
+                held = stack.enter_context(_SharedPort.bound(grpc_host, args.grpc_port))
+            except OSError as exc:  # said as the gRPC port's (listen_failure)
+                exc.grpc_address = authority(grpc_host, args.grpc_port)  # type: ignore[attr-defined]
+                raise
             args = copy.copy(args)
             args.grpc_port, args.grpc_shared = held.port, True  # every worker binds it too
-            grpc = held.address  # what a single server prints: the bound address
+            grpc = f"grpc://{held.address}"  # what a single server prints
         urls: str | None = args.cluster
         if urls is None:
             store = stack.enter_context(tempfile.TemporaryDirectory(prefix="a2a-actors-nats-"))

@@ -142,19 +142,19 @@ def test_errors(agent_server: ServedScenario, capsys: pytest.CaptureFixture[str]
     status, out, err = run(capsys, "get", url, "no-such-task")
     assert status == 1
     assert out == ""
-    assert err.startswith("error: TaskNotFoundError (-32001): Task ")
+    assert err.startswith("a2a-actors get: TaskNotFoundError (-32001): Task ")
     assert err.endswith("not found\n")
 
     status, _, err = run(capsys, "cancel", url, "no-such-task", "--json")
     assert status == 1
-    assert err.startswith("error: TaskNotFoundError (-32001)")
+    assert err.startswith("a2a-actors cancel: TaskNotFoundError (-32001)")
 
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         closed = probe.getsockname()[1]
     status, _, err = run(capsys, "card", f"http://127.0.0.1:{closed}")
     assert status == 1
-    assert err.startswith("error: A2AConnectionError: ")
+    assert err.startswith("a2a-actors card: A2AConnectionError: ")
 
     status, _, err = run(capsys, "list", url, "--status", "bogus")
     assert status == 2

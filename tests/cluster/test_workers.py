@@ -214,7 +214,9 @@ async def test_workers_share_one_grpc_port(tmp_path: Path) -> None:
     pytest.importorskip("grpc", reason="the grpc extra is not installed")
     with anyio.fail_after(150):
         async with workers("--node-id", "g", "--grpc-port", "0", count=2) as served:
-            address = await served.next_line()  # printed after the URL, as by one server
+            printed = await served.next_line()  # after the URL, as by one server
+            assert printed.startswith("grpc://")  # what ``send`` takes
+            address = printed.removeprefix("grpc://")  # what the card says
             host, _, port = address.rpartition(":")
             assert host == "127.0.0.1"
             assert int(port) != urlsplit(served.url).port

@@ -110,7 +110,7 @@ def test_get_list_subscribe_cancel_over_grpc(
 
     status, out, err = run(capsys, "get", url, "no-such-task")
     assert status == 1
-    assert err.startswith("error: TaskNotFoundError (-32001): ")
+    assert err.startswith("a2a-actors get: TaskNotFoundError (-32001): ")
 
 
 @pytest.mark.parametrize(
@@ -139,7 +139,9 @@ def test_bad_input_is_refused_before_anything_is_sent(
 
     status, _, err = run(capsys, "send", url, "hi", "--binding", "rest")
     assert status == 2
-    assert err == f"error: {url} is a gRPC endpoint: --binding HTTP+JSON cannot reach it\n"
+    assert err == (
+        f"a2a-actors send: {url} is a gRPC endpoint: --binding HTTP+JSON cannot reach it\n"
+    )
 
     status, _, err = run(capsys, "send", "grpc://127.0.0.1", "hi")  # no port
     assert status == 2
@@ -157,8 +159,8 @@ def test_an_authentication_failure_says_what_to_pass(
     status, _, err = run(capsys, "send", f"grpc://{server.target}", "status UNAUTHENTICATED")
     assert status == 1
     assert err.splitlines() == [
-        "error: UnauthenticatedError (-32051): plain status UNAUTHENTICATED",
-        "this agent needs credentials: pass --api-key KEY or --bearer-token TOKEN",
+        "a2a-actors send: UnauthenticatedError (-32051): plain status UNAUTHENTICATED",
+        "  this agent needs credentials: pass --api-key KEY or --bearer-token TOKEN",
     ]
 
 
@@ -195,5 +197,4 @@ def test_a_missing_grpc_extra_is_one_line_naming_it() -> None:
     assert done.stdout.startswith("resolve: GRPCUnavailableError ")
     assert install in done.stdout
     (line,) = done.stderr.splitlines()
-    assert line.startswith("error: the gRPC binding needs the grpc extra")
-    assert line.endswith(install)
+    assert line == f"a2a-actors send: grpc://127.0.0.1:9 needs the grpc extra: {install}"

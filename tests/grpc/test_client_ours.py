@@ -146,7 +146,7 @@ def test_cli_get_list_subscribe_cancel(ours_grpc: str, capsys: pytest.CaptureFix
 
     status, _, err = run(capsys, "cancel", ours_grpc, task.id)
     assert status == 1
-    assert err.startswith("error: TaskNotCancelableError (-32002): ")
+    assert err.startswith("a2a-actors cancel: TaskNotCancelableError (-32002): ")
 
 
 async def test_a_client_with_a_tenant(ours_grpc: str) -> None:

@@ -1,8 +1,11 @@
-"""``a2a-actors serve ... --grpc-port`` as a subprocess: the two lines, the examples and the
-conformance agents over gRPC (the SDK's transport), the refusals (trio, flags), signals."""
+"""``a2a-actors serve ... --grpc-port`` as a subprocess: the two lines (the URL, then the
+``grpc://`` address ``send`` takes), the examples and the conformance agents over gRPC (the
+SDK's transport and our CLI), the refusals (trio, flags, a port in use), signals."""
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import socket
 import sys
@@ -89,7 +92,7 @@ async def test_echo_prints_both_addresses_and_answers_over_grpc() -> None:
         async with cli_grpc("examples.echo:agent") as (url, address, http):
             assert url.startswith("http://127.0.0.1:")
             host, _, port = address.rpartition(":")
-            assert host == "127.0.0.1"
+            assert host == "grpc://127.0.0.1"  # a URL that send takes (below)
             assert port.isdigit()
             card = await _card(http, url)
             grpc_interfaces = [
@@ -97,7 +100,14 @@ async def test_echo_prints_both_addresses_and_answers_over_grpc() -> None:
                 for i in card.supported_interfaces
                 if i.protocol_binding == "GRPC"
             ]
-            assert grpc_interfaces == [(address, "1.0")]
+            assert grpc_interfaces == [(address.removeprefix("grpc://"), "1.0")]
+            sent = await anyio.run_process(
+                [sys.executable, "-m", "a2a_actors.cli", "send", address, "hello grpc"],
+                cwd=ROOT,
+                check=False,
+            )
+            assert sent.returncode == 0, sent.stderr
+            assert sent.stdout.decode().splitlines()[1:] == ["hello grpc"]
             async with sdk(card) as transport:
                 task = (await transport.send_message(send_request("hello grpc"))).task
                 assert task.status.state == a2a_pb2.TASK_STATE_COMPLETED
@@ -172,24 +182,20 @@ async def test_refusals_are_one_line_and_status_2(args: list[str], said: str) ->
     assert result.stderr.decode() == f"a2a-actors serve: {said}\n"
 
 
-async def test_a_grpc_port_in_use_fails_with_status_1() -> None:
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]], ids=["single", "workers"])
+async def test_a_grpc_port_in_use_is_one_line_naming_it(workers: list[str]) -> None:
+    # One line of ours, naming the gRPC port (not the HTTP one), and not grpcio's log line.
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        command = [
-            sys.executable,
-            "-m",
-            "a2a_actors.cli",
-            "serve",
-            "examples.echo:agent",
-            "--grpc-port",
-            str(port),
-        ]
+        command = [sys.executable, "-m", "a2a_actors.cli", "serve", "examples.echo:agent"]
+        command += ["--grpc-port", str(port), *workers]
         with anyio.fail_after(GUARD):
             result = await anyio.run_process(command, cwd=ROOT, check=False)
     assert result.returncode == 1
     assert result.stdout == b""
-    last = result.stderr.decode().strip().splitlines()[-1]
-    assert last.startswith("a2a-actors serve: cannot listen on")
-    assert f"gRPC cannot listen on 127.0.0.1:{port}" in last
+    in_use = f"[Errno {errno.EADDRINUSE}] {os.strerror(errno.EADDRINUSE)}"
+    assert result.stderr.decode().splitlines() == [
+        f"a2a-actors serve: cannot listen on gRPC port 127.0.0.1:{port}: {in_use}"
+    ]

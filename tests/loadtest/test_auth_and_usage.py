@@ -71,9 +71,12 @@ async def test_headers_reach_the_server_on_every_request() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--binding", "grpc"), "error: --binding grpc: a2a-actors bench drives the JSON"),
-        (("--header", "no colon"), "error: --header 'no colon': expected 'Name: value'"),
-        (("--warmup", "-1"), "error: --warmup must be 0 or more"),
+        (
+            ("--binding", "grpc"),
+            "a2a-actors bench: --binding grpc: a2a-actors bench drives the JSON",
+        ),
+        (("--header", "no colon"), "a2a-actors bench: --header 'no colon': expected 'Name: value'"),
+        (("--warmup", "-1"), "a2a-actors bench: --warmup must be 0 or more"),
     ],
 )
 async def test_bad_arguments_are_one_clear_line(args: tuple[str, ...], message: str) -> None:
@@ -91,7 +94,8 @@ async def test_targets_that_cannot_be_measured() -> None:
         bad = await bench("ftp://example.invalid/")
         assert bad.status == 2
         assert bad.stderr == (
-            "error: target 'ftp://example.invalid/': not an http:// or https:// URL (or NAME=URL)\n"
+            "a2a-actors bench: target 'ftp://example.invalid/': not an http:// or https:// URL "
+            "(or NAME=URL)\n"
         )
         async with raw_server(_completed) as url:
             no_card = await bench(url)
@@ -103,7 +107,7 @@ async def test_targets_that_cannot_be_measured() -> None:
         assert "two targets have the same name" in same.stderr
         nobody = await bench("http://127.0.0.1:1/", "--binding", "jsonrpc", *QUICK)
         assert nobody.status == 1
-        assert nobody.stderr.startswith("error: cannot reach http://127.0.0.1:1/: ")
+        assert nobody.stderr.startswith("a2a-actors bench: cannot reach http://127.0.0.1:1/: ")
 
 
 async def test_stream_workload_needs_a_streaming_card() -> None:
@@ -118,7 +122,7 @@ def test_chart_without_matplotlib_is_a_one_line_hint(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
     options = Options("send", load_message("hi", None), Load(1, 1, None, 0, 1, 1))
     with pytest.raises(
-        ChartError, match=r"^--chart needs matplotlib: pip install 'a2a-actors\[bench\]'$"
+        ChartError, match=r"^--chart needs the bench extra: pip install 'a2a-actors\[bench\]'$"
     ):
         write_chart(str(Path("never.png")), [], options)
 

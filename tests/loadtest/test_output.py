@@ -102,7 +102,7 @@ async def test_chart_into_a_missing_directory_is_a_clear_error(tmp_path: Path) -
                 raw, "--binding", "jsonrpc", "--chart", str(tmp_path / "no" / "x.png"), *QUICK
             )
     assert run.status == 1
-    assert run.stderr.startswith("error: --chart ")
+    assert run.stderr.startswith("a2a-actors bench: --chart ")
     assert run.stderr.count("\n") == 1
 
 

@@ -47,4 +47,4 @@ async def test_an_untrusted_certificate_is_a_clear_error(tls: tuple[ssl.SSLConte
         async with raw_server(_completed, server) as url:
             run = await bench(url, "--binding", "jsonrpc", *QUICK)
     assert run.status == 1
-    assert run.stderr.startswith(f"error: cannot reach {url}: ")
+    assert run.stderr.startswith(f"a2a-actors bench: cannot reach {url}: ")
