@@ -12,6 +12,8 @@ wiring into a served node —
   task's holder (node and lease epoch) for fencing;
 * :class:`NatsPushConfigStore` (:mod:`.push_configs`): push configs on JetStream KV;
 * :class:`EventLog` (:mod:`.event_log`): every task's events, replayable by version;
+* :class:`~.offload.Offloader` (:mod:`.offload`): large task content in JetStream's
+  Object Store, so tasks, events and inbox messages of any size fit NATS;
 * :class:`OwnerInbox` (:mod:`.inbox`): cancel and input addressed to a task's owner, and
   :class:`SupervisorInbox` (:mod:`.owner`): the owner's side, over its Supervisor;
 * :class:`NodeLeases` (:mod:`.leases`): node liveness and fencing;

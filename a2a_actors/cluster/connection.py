@@ -13,7 +13,13 @@ inside :meth:`ClusterConnection.bounded`, which gives it ``timeout`` seconds and
 timeout, a closed connection or any nats-py failure into
 :class:`~a2a_actors.cluster.errors.ClusterUnavailableError` — the server busy/unavailable
 error of our hierarchy, so a client gets JSON-RPC -32050 (HTTP 429, ``Retry-After``)
-instead of a hang. While the connection is known to be down, an operation fails at once:
+instead of a hang. The one exception is a message larger than the server's
+``max_payload``: it would be refused again, so it is
+:class:`~a2a_actors.protocol.errors.PayloadTooLargeError` (-32052, HTTP 413) naming the
+limit, which nothing retries (writers move large content to the object store first:
+:mod:`~a2a_actors.cluster.offload`).
+
+While the connection is known to be down, an operation fails at once:
 nats-py's buffering of outgoing messages during a reconnect is turned off, so a write we
 reported as failed is not sent later behind the caller's back when NATS comes back (a
 write whose answer was lost in flight may still have been applied: retrying the same
@@ -52,6 +58,7 @@ from nats.js import JetStreamContext
 from nats.js.api import Header
 from nats.js.errors import APIError
 
+from ..protocol.errors import PayloadTooLargeError
 from .errors import ClusterUnavailableError
 from .names import ClusterNames
 
@@ -272,6 +279,11 @@ class ClusterConnection:
         return future
 
     @property
+    def max_payload(self) -> int:
+        """The largest message the server accepts, headers included (its ``max_payload``)."""
+        return self._client.max_payload
+
+    @property
     def connected(self) -> bool:
         """Whether the connection is up now."""
         return self._client.is_connected
@@ -293,6 +305,8 @@ class ClusterConnection:
         Raises:
             ClusterUnavailableError: The block timed out, or nats-py failed (closed or
                 reconnecting connection, no JetStream, a server error).
+            PayloadTooLargeError: A message was larger than the server's ``max_payload``
+                (not retryable: the same message is refused again).
         """
         bound = self.timeout if timeout is None else timeout
         try:
@@ -301,6 +315,11 @@ class ClusterConnection:
         except TimeoutError as exc:
             self._unavailable += 1
             raise ClusterUnavailableError(f"NATS did not answer within {bound} s ({what})") from exc
+        except nats.errors.MaxPayloadError as exc:  # the same message fails again: no retry
+            raise PayloadTooLargeError(
+                f"NATS refused a message larger than its max_payload of {self.max_payload} "
+                f"bytes ({what})"
+            ) from exc
         except (nats.errors.Error, OSError) as exc:  # OSError: the socket broke mid-write
             self._unavailable += 1
             raise ClusterUnavailableError(f"NATS failed ({what}): {exc!r}") from exc

@@ -27,6 +27,7 @@ import msgspec
 from ..protocol import codec
 from ..protocol.state import is_terminal
 from ..stores.base import StoredTask
+from .object_refs import Refs
 
 __all__ = ("Entry", "Holder", "decode_entry", "replaces")
 
@@ -39,10 +40,23 @@ class Holder(msgspec.Struct, frozen=True):
 
 
 class Entry(msgspec.Struct, frozen=True):
-    """One key's value: the stored task and its holder."""
+    """One key's value: the stored task and its holder.
+
+    ``objects`` is set only on a value as stored whose large pieces are in the object
+    store (:mod:`~a2a_actors.cluster.object_refs`): ``record`` then holds placeholders,
+    and the task store restores them before handing the entry to anyone. Unset, it is not
+    encoded at all, so an ordinary task's value is what it always was.
+    """
 
     record: StoredTask
     holder: Holder | None = None
+    objects: Refs | msgspec.UnsetType = msgspec.UNSET
+
+    @property
+    def refs(self) -> Refs:
+        """The references to the object store this value carries (empty: none)."""
+        objects = self.objects
+        return () if isinstance(objects, msgspec.UnsetType) else objects
 
 
 _ENTRY = msgspec.json.Decoder(Entry)

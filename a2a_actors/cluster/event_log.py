@@ -36,6 +36,15 @@ A resumed subscriber (``Last-Event-ID: N``) follows *after* version ``N`` instea
 event above ``N``, those already in the snapshot included, when the log still holds the
 first of them (:meth:`EventLog.first_version`).
 
+**Events of any size.** An event whose encoding is larger than the offloader's threshold
+(:mod:`~a2a_actors.cluster.offload`: the server's ``max_payload`` less an eighth) has its
+large parts moved to the object store; its entry in the message is then
+``[version, event, refs]``, the message carries the ``A2A-Objects`` header, and the feed
+restores the parts before a subscriber sees the event. The parts are the task's own
+objects, named by their content, so an artifact the owner already stored with the task's
+snapshot is not stored again. Ordinary events cost nothing more: one length comparison
+on the way in, one header lookup on the way out.
+
 Retention: the stream's ``max_age`` is a backstop for everything; :meth:`EventLog.forget`
 purges one task's subject when retention deletes the task.
 """
@@ -43,29 +52,35 @@ purges one task's subject when retention deletes the task.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
-import msgspec
 import nats.errors
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from nats.aio.msg import Msg
 from nats.js.api import DeliverPolicy, Header, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from ..protocol import codec
+from ..protocol.errors import PayloadTooLargeError
 from ..protocol.models import StreamResponse
-from ..protocol.state import is_terminal
 from ..stores.base import StoredTask, TaskStore
 from .connection import ClusterConnection, acked_sequence, close_subscription
 from .errors import ClusterUnavailableError
 from .names import task_key
+from .offload import Offloader
+from .task_feed import (
+    OBJECTS_HEADER as OBJECTS_HEADER,
+    LoggedEvent as LoggedEvent,
+    TaskFeed as TaskFeed,
+    deliverer,
+    ends_task as ends_task,
+)
 
 __all__ = (
     "FIRST_VERSION_HEADER",
+    "OBJECTS_HEADER",
     "VERSION_HEADER",
     "EventLog",
     "LoggedEvent",
@@ -80,91 +95,32 @@ FIRST_VERSION_HEADER = "A2A-Task-First-Version"
 logger = logging.getLogger("a2a_actors.cluster")
 #: Bytes of a message's payload left for its headers and framing.
 _HEADROOM = 4096
-_ENTRIES = msgspec.json.Decoder(list[tuple[int, msgspec.Raw]])
 
 #: A task's events, each with the version it produced, in order.
 Events = Sequence[tuple[int, StreamResponse]]
 #: One message: subject, payload, headers.
 _Message = tuple[str, bytes, dict[str, str]]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class LoggedEvent:
-    """One event of a task as the log returns it.
-
-    Attributes:
-        version: The task version the event produced.
-        event: The event (a status or artifact update, or a Task snapshot).
-        sequence: Its sequence in the events stream.
-    """
-
-    version: int
-    event: StreamResponse
-    sequence: int
-
-
-def ends_task(event: StreamResponse) -> bool:
-    """Whether ``event`` makes its task final."""
-    if event.status_update is not None:
-        return is_terminal(event.status_update.status.state)
-    if event.task is not None:
-        return is_terminal(event.task.status.state)
-    return False
-
-
-class TaskFeed:
-    """A subscriber's view of one task: its snapshot, then every later event.
-
-    Iterate it (``async for logged in feed``); the iteration ends after the event that
-    makes the task final. Made by :meth:`EventLog.follow`.
-
-    Attributes:
-        snapshot: The task as stored when the feed started (None: not stored).
-    """
-
-    def __init__(
-        self,
-        snapshot: StoredTask | None,
-        receive: MemoryObjectReceiveStream[LoggedEvent],
-        after: int | None = None,
-    ) -> None:
-        self.snapshot = snapshot
-        self._receive = receive
-        stored = snapshot.version if snapshot is not None else 0
-        self._last = stored if after is None else after
-        self._done = (
-            snapshot is not None
-            and is_terminal(snapshot.task.status.state)
-            and self._last >= stored
-        )
-
-    def __aiter__(self) -> TaskFeed:
-        return self
-
-    async def __anext__(self) -> LoggedEvent:
-        while not self._done:
-            try:
-                logged = await self._receive.receive()
-            except anyio.EndOfStream:
-                break
-            if logged.version <= self._last:
-                continue  # already in the snapshot
-            self._done = ends_task(logged.event)
-            return logged
-        raise StopAsyncIteration
+#: One event encoded for a message: its version, its entry, whether it carries refs.
+_Entry = tuple[int, bytes, bool]
 
 
 class EventLog:
     """The cluster's events stream (see the module docstring); make it with :meth:`open`."""
 
-    def __init__(self, conn: ClusterConnection, stream: str) -> None:
+    def __init__(self, conn: ClusterConnection, stream: str, objects: Offloader) -> None:
         """Use :meth:`open` instead."""
         self._conn = conn
         self._stream = stream
+        self._objects = objects
 
     @classmethod
     async def open(
-        cls, conn: ClusterConnection, *, replicas: int = 1, max_age: float = 7 * 86400
+        cls,
+        conn: ClusterConnection,
+        *,
+        replicas: int = 1,
+        max_age: float = 7 * 86400,
+        objects: Offloader | None = None,
     ) -> EventLog:
         """The cluster's events stream, created if missing.
 
@@ -172,10 +128,14 @@ class EventLog:
             conn: The node's connection.
             replicas: JetStream replicas (used when the stream is created).
             max_age: Seconds an event is kept at most (used when the stream is created).
+            objects: Where large parts go (the node's, shared with its task store); None:
+                an offloader of the log's own, with the default limits.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
+        if objects is None:
+            objects = await Offloader.open(conn, replicas=replicas)
         names = conn.names
         with conn.bounded(f"open stream {names.events_stream}"):
             try:
@@ -190,39 +150,60 @@ class EventLog:
                     duplicate_window=120.0,
                 )
                 await conn.js.add_stream(config)
-        return cls(conn, names.events_stream)
+        return cls(conn, names.events_stream, objects)
 
-    def _messages(self, task_id: str, events: Events) -> list[_Message]:
-        """``events`` as messages of at most the server's payload size each, in order.
+    async def _strip(self, task_id: str, events: Events, limit: int) -> list[_Entry]:
+        """``events`` encoded, each larger than ``limit`` with its large parts in the
+        object store.
 
-        The same events always split the same way, so a retried round is deduplicated
-        message by message. An event too large for any message is left out, with an
-        error logged: it can never be stored, and retrying it would hold back every
-        task's events behind it (a follower on another node misses that one event).
+        An event that is too large even so is left out, with an error logged: it can
+        never be stored, and retrying it would hold back every task's events behind it (a
+        follower on another node misses that one event; the task's stored snapshot has
+        it, and its own write was refused first).
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time (storing a part).
         """
-        limit = self._conn.client.max_payload - _HEADROOM
-        messages: list[_Message] = []
-        chunk: list[tuple[int, bytes]] = []
-        size = 2
+        objects = self._objects
+        entries: list[_Entry] = []
         for version, event in events:
             entry = b"[%d,%s]" % (version, codec.encode(event))
-            if len(entry) + 2 > limit:
-                logger.error(
-                    "task %s: an event of %d bytes is larger than a NATS message; not logged",
-                    task_id,
-                    len(entry),
-                )
+            if len(entry) <= limit:
+                entries.append((version, entry, False))
                 continue
-            if chunk and size + len(entry) + 1 > limit:
+            try:
+                stripped, refs = await objects.strip(task_id, event, len(entry))
+                entry = b"[%d,%s,%s]" % (version, codec.encode(stripped), codec.encode(refs))
+                if len(entry) > limit:
+                    raise objects.too_large(f"task {task_id}'s event {version}", len(entry))
+            except PayloadTooLargeError as exc:
+                logger.error("task %s: event %d not logged: %s", task_id, version, exc)
+                continue
+            entries.append((version, entry, True))
+        return entries
+
+    def _messages(self, task_id: str, entries: list[_Entry]) -> list[_Message]:
+        """``entries`` as messages of at most the offloader's threshold each, in order.
+
+        The same events always split the same way (and their parts go to the same
+        objects), so a retried round is deduplicated message by message.
+        """
+        limit = self._objects.threshold
+        messages: list[_Message] = []
+        chunk: list[_Entry] = []
+        size = 2
+        for item in entries:
+            length = len(item[1])
+            if chunk and size + length + 1 > limit:
                 messages.append(self._message(task_id, chunk))
                 chunk, size = [], 2
-            chunk.append((version, entry))
-            size += len(entry) + 1
+            chunk.append(item)
+            size += length + 1
         if chunk:
             messages.append(self._message(task_id, chunk))
         return messages
 
-    def _message(self, task_id: str, entries: list[tuple[int, bytes]]) -> _Message:
+    def _message(self, task_id: str, entries: list[_Entry]) -> _Message:
         """The subject, payload and headers of one message of encoded ``entries``."""
         first, last = entries[0][0], entries[-1][0]
         headers = {
@@ -231,7 +212,9 @@ class EventLog:
             Header.MSG_ID.value: f"{task_key(task_id)}:{first}:{last}",
             Header.EXPECTED_STREAM.value: self._stream,
         }
-        payload = b"[" + b",".join(entry for _, entry in entries) + b"]"
+        if any(with_refs for _, _, with_refs in entries):
+            headers[OBJECTS_HEADER] = "1"
+        payload = b"[" + b",".join(entry for _, entry, _ in entries) + b"]"
         return self._conn.names.events_subject(task_id), payload, headers
 
     async def publish(self, task_id: str, events: Events) -> None:
@@ -258,7 +241,21 @@ class EventLog:
             all is stored once. Never raises for a NATS failure.
         """
         conn = self._conn
-        queued = {task_id: self._messages(task_id, events) for task_id, events in batches.items()}
+        queued: dict[str, list[_Message]] = {}
+        limit = self._objects.threshold
+        for task_id, events in batches.items():
+            entries: list[_Entry] = []
+            for index, (version, event) in enumerate(events):
+                entry = b"[%d,%s]" % (version, codec.encode(event))
+                if len(entry) > limit:  # this one and the rest: large parts to objects
+                    try:
+                        entries.extend(await self._strip(task_id, events[index:], limit))
+                    except ClusterUnavailableError as exc:  # retry the round
+                        logger.warning("event log: %s", exc)
+                        return set(batches)
+                    break
+                entries.append((version, entry, False))
+            queued[task_id] = self._messages(task_id, entries)
         stored = {task_id for task_id, messages in queued.items() if not messages}
         refused: set[str] = set()
         futures: dict[str, asyncio.Future[Msg]] = {}
@@ -307,7 +304,7 @@ class EventLog:
             sub = await self._conn.js.subscribe(
                 self._conn.names.events_subject(task_id),
                 stream=self._stream,
-                cb=_deliverer(send),
+                cb=deliverer(send),
                 ordered_consumer=True,
                 deliver_policy=DeliverPolicy.ALL,
                 idle_heartbeat=0.5,
@@ -315,7 +312,7 @@ class EventLog:
         try:
             snapshot = await store.get(task_id)
             with receive:
-                yield TaskFeed(snapshot, receive, after)
+                yield TaskFeed(snapshot, receive, after, self._objects.restore)
         finally:
             await close_subscription(self._conn.client, sub)
             send.close()
@@ -383,25 +380,3 @@ class EventLog:
         subject = self._conn.names.events_subject(task_id)
         with self._conn.bounded(f"forget events of task {task_id}"):
             await self._conn.js.purge_stream(self._stream, subject=subject)
-
-
-def _deliverer(
-    send: MemoryObjectSendStream[LoggedEvent],
-) -> Callable[[Msg], Awaitable[None]]:
-    """The consumer's callback (a coroutine function, as nats-py requires): decode one
-    message and hand it to the feed, in order."""
-
-    async def deliver(msg: Msg) -> None:
-        try:
-            entries = _ENTRIES.decode(msg.data)
-            events = [(v, codec.decode(bytes(raw), StreamResponse)) for v, raw in entries]
-        except (ValueError, msgspec.DecodeError):
-            return  # not one of ours; nothing a subscriber could use
-        sequence = msg.metadata.sequence.stream
-        for version, event in events:
-            try:
-                await send.send(LoggedEvent(version, event, sequence))  # waits while behind
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return  # the feed is closed
-
-    return deliver

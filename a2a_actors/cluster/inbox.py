@@ -26,6 +26,12 @@ the request fails at once with :class:`~a2a_actors.cluster.errors.OwnerUnreachab
 with an owner that does not answer in time, with ClusterUnavailableError.
 
 Each request is served in its own task, so one slow command never delays another.
+
+A command or reply larger than one NATS message (a client message with a large part, a
+task with a large artifact returned by a cancel) has its large parts in the object store
+and their references beside it (:mod:`~a2a_actors.cluster.offload`); the receiving side
+restores them before anything else sees the message or task. Ordinary commands pay one
+length comparison.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ from ..protocol.models import Message, Task
 from ..protocol.requests import SendMessageRequest
 from .connection import ClusterConnection, close_subscription
 from .errors import OwnerUnreachableError
+from .object_refs import Refs, V
+from .offload import Offloader
 
 __all__ = (
     "CancelCommand",
@@ -79,11 +87,13 @@ class InputCommand(msgspec.Struct, frozen=True, tag="input"):
         request: The SendMessage request, whose message names the task.
         caller: The principal asking.
         extensions: The extensions the client activated.
+        objects: Where the message's large parts are (unset: it has none).
     """
 
     request: SendMessageRequest
     caller: str | None
     extensions: tuple[str, ...] = ()
+    objects: Refs | msgspec.UnsetType = msgspec.UNSET
 
 
 class RemoteError(msgspec.Struct, frozen=True):
@@ -95,11 +105,13 @@ class RemoteError(msgspec.Struct, frozen=True):
 
 
 class InboxReply(msgspec.Struct, frozen=True, omit_defaults=True):
-    """The owner's answer: the task (or the agent's Message), or an error."""
+    """The owner's answer: the task (or the agent's Message), or an error; ``objects``:
+    where the task's (or message's) large parts are (unset: it has none)."""
 
     task: Task | None = None
     message: Message | None = None
     error: RemoteError | None = None
+    objects: Refs | msgspec.UnsetType = msgspec.UNSET
 
 
 Command = CancelCommand | InputCommand
@@ -137,11 +149,20 @@ class OwnerInbox:
         conn: The node's connection.
         request_timeout: Seconds a request waits for the owner's reply; the connection's
             ``timeout`` if None.
+        objects: Where large parts go (the node's); None: nowhere, a command or reply
+            larger than one NATS message is refused (PayloadTooLargeError).
     """
 
-    def __init__(self, conn: ClusterConnection, *, request_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        conn: ClusterConnection,
+        *,
+        request_timeout: float | None = None,
+        objects: Offloader | None = None,
+    ) -> None:
         self._conn = conn
         self._timeout = conn.timeout if request_timeout is None else request_timeout
+        self._objects = objects
 
     async def cancel(self, node_id: str, command: CancelCommand) -> Task:
         """Ask owner ``node_id`` to cancel a task; the task once final.
@@ -188,7 +209,7 @@ class OwnerInbox:
         """
         subject = self._conn.names.inbox_subject(node_id)
         async with anyio.create_task_group() as tg:
-            serve_one = _server(tg, handler)
+            serve_one = _server(tg, handler, _Large(self._objects))
             with self._conn.bounded(f"serve inbox {subject}"):
                 sub = await self._conn.client.subscribe(subject, cb=serve_one)
                 await self._conn.client.flush()  # the server has the subscription now
@@ -202,7 +223,8 @@ class OwnerInbox:
     async def _request(self, node_id: str, command: Command) -> InboxReply:
         subject = self._conn.names.inbox_subject(node_id)
         what = f"{type(command).__name__} to node {node_id}"
-        data = _encoder.encode(command)
+        large = _Large(self._objects)
+        data = await large.encode_command(command)
         client = self._conn.client
         with self._conn.bounded(what, timeout=self._timeout):
             try:
@@ -222,18 +244,23 @@ class OwnerInbox:
         if reply.error is not None:
             error = reply.error
             raise error_for_code(error.code)(error.message, metadata=error.metadata)
-        return reply
+        return await large.restore_reply(reply)
 
 
-def _server(tg: anyio.abc.TaskGroup, handler: InboxHandler) -> Callable[[Msg], Awaitable[None]]:
+def _server(
+    tg: anyio.abc.TaskGroup, handler: InboxHandler, large: _Large
+) -> Callable[[Msg], Awaitable[None]]:
     """The subscription's callback: each request is served in its own task."""
 
     async def answer(msg: Msg) -> None:
+        task_id = ""
         try:
-            command = _commands.decode(msg.data)
+            command = await large.restore_command(_commands.decode(msg.data))
             if isinstance(command, CancelCommand):
+                task_id = command.task_id
                 reply = InboxReply(task=await handler.cancel(command))
             else:
+                task_id = command.request.message.task_id
                 result = await handler.give_input(command)
                 reply = (
                     InboxReply(task=result)
@@ -249,7 +276,11 @@ def _server(tg: anyio.abc.TaskGroup, handler: InboxHandler) -> Callable[[Msg], A
             logger.exception("inbox: the handler failed")
             reply = InboxReply(error=RemoteError(InternalError.spec.code, "the owner failed"))
         try:
-            await msg.respond(_encoder.encode(reply))
+            data = await large.encode_reply(reply, task_id)
+        except A2AError as exc:  # too large even so, or the object store refused
+            data = _encoder.encode(InboxReply(error=RemoteError(exc.code, exc.message)))
+        try:
+            await msg.respond(data)
         except nats.errors.Error as exc:  # the requester's wait is bounded; it gives up
             logger.warning("inbox: could not reply: %r", exc)
 
@@ -257,3 +288,79 @@ def _server(tg: anyio.abc.TaskGroup, handler: InboxHandler) -> Callable[[Msg], A
         tg.start_soon(answer, msg)
 
     return spawn
+
+
+class _Large:
+    """Commands and replies of any size: large parts to the object store and back (see
+    the module docstring); without an offloader, everything is encoded as it is."""
+
+    def __init__(self, objects: Offloader | None) -> None:
+        self._objects = objects
+
+    async def encode_command(self, command: Command) -> bytes:
+        """``command`` encoded, an input's large parts in the object store.
+
+        Raises:
+            PayloadTooLargeError: It cannot be made small enough (or stored).
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        data = _encoder.encode(command)
+        objects = self._objects
+        if objects is None or len(data) <= objects.threshold or isinstance(command, CancelCommand):
+            return data
+        message = command.request.message
+        stripped, refs = await objects.strip(message.task_id, message, len(data))
+        request = msgspec.structs.replace(command.request, message=stripped)
+        data = _encoder.encode(msgspec.structs.replace(command, request=request, objects=refs))
+        if len(data) > objects.threshold:
+            raise objects.too_large(f"a message to task {message.task_id}", len(data))
+        return data
+
+    async def restore_command(self, command: Command) -> Command:
+        """``command`` with its input's large parts restored."""
+        if isinstance(command, CancelCommand) or isinstance(command.objects, msgspec.UnsetType):
+            return command
+        message = await self._restore(command.request.message, command.objects)
+        request = msgspec.structs.replace(command.request, message=message)
+        return msgspec.structs.replace(command, request=request, objects=msgspec.UNSET)
+
+    async def encode_reply(self, reply: InboxReply, task_id: str) -> bytes:
+        """``reply`` encoded, its task's (or message's) large parts in the object store.
+
+        Raises:
+            PayloadTooLargeError: It cannot be made small enough (or stored).
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        data = _encoder.encode(reply)
+        objects = self._objects
+        if objects is None or len(data) <= objects.threshold:
+            return data
+        if reply.task is not None:
+            task, refs = await objects.strip(reply.task.id, reply.task, len(data))
+            reply = InboxReply(task=task, objects=refs)
+        elif reply.message is not None:
+            message, refs = await objects.strip(task_id, reply.message, len(data))
+            reply = InboxReply(message=message, objects=refs)
+        data = _encoder.encode(reply)
+        if len(data) > objects.threshold:
+            raise objects.too_large(f"the answer about task {task_id}", len(data))
+        return data
+
+    async def restore_reply(self, reply: InboxReply) -> InboxReply:
+        """``reply`` with its task's (or message's) large parts restored."""
+        refs = reply.objects
+        if isinstance(refs, msgspec.UnsetType):
+            return reply
+        if reply.task is not None:
+            return InboxReply(task=await self._restore(reply.task, refs))
+        if reply.message is not None:
+            return InboxReply(message=await self._restore(reply.message, refs))
+        return reply
+
+    async def _restore(self, value: V, refs: Refs) -> V:
+        if self._objects is None:
+            raise InternalError("a command with objects reached a node without an object store")
+        try:
+            return await self._objects.restore(value, refs)
+        except KeyError as exc:
+            raise InternalError(f"an object of the command is gone: {exc}") from None

@@ -6,18 +6,12 @@ Theory of operation
 push-config store, event log, settler) and hands the server a :class:`ClusterMember`,
 whose :meth:`~ClusterMember.supervisor_options` are the Supervisor's keyword arguments:
 
-* ``store``: :class:`HeldTaskStore`, the cluster's task store as the runtime's
-  ``TaskStore``, except that a write that loses to another node (a cancel or settlement
-  it made, a task it took over) raises
-  :class:`~a2a_actors.runtime.environment.WriteLostError`, so the actor stops instead
-  of publishing what the store does not hold. A live task nobody holds (released when
-  its node was lost) is taken over by whoever writes it next (a resumption here). A
-  write made while NATS is away is retried until NATS is back (for at most a lease
-  time, after which this node has fenced itself): a running task's handler waits at
-  its next write through a NATS restart instead of failing half-stored, and so does a
-  new task's first write (its creation, at the handler's first change as on a single
-  server). A node that knows NATS is away takes no new task:
-  :meth:`NodeRemote.check_available` answers the request busy before anything runs;
+* ``store``: :class:`~a2a_actors.cluster.held_store.HeldTaskStore`, the cluster's task
+  store as the runtime's ``TaskStore``: a write that loses to another node raises
+  ``WriteLostError``, one made while NATS is away is retried for a lease, one that can
+  never be stored fails the task with the limit named (:mod:`.held_store`). A node that
+  knows NATS is away takes no new task: :meth:`NodeRemote.check_available` answers the
+  request busy before anything runs;
 * ``observers``: :class:`~a2a_actors.cluster.publisher.EventLogPublisher`, which
   appends every event the owner publishes to the event log, in order, from one task per
   node (observers must not block);
@@ -44,23 +38,27 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..protocol.models import Message, StreamResponse, Task
+from ..protocol.models import (
+    Message,
+    StreamResponse,
+    Task,
+)
 from ..protocol.requests import SendMessageRequest
 from ..protocol.state import SETTLED_STATES, is_terminal
-from ..runtime.environment import WriteLostError
 from ..runtime.fanout import Fanout, Subscription
 from ..runtime.supervisor import Supervisor
-from ..stores.base import StoredTask, TaskPage, TaskQuery
+from ..stores.base import StoredTask
 from .errors import ClusterUnavailableError
 from .event_log import TaskFeed
+from .held_store import HeldTaskStore
 from .idempotency import NatsKeys
 from .inbox import CancelCommand, InputCommand
 from .node import ClusterNode
+from .offload import ObjectLimits
 from .owner import SupervisorInbox
 from .publisher import EventLogPublisher
 from .push_configs import NatsPushConfigStore
 from .retention import run_retention
-from .task_store import NatsTaskStore
 
 __all__ = (
     "ClusterMember",
@@ -79,79 +77,6 @@ def default_node_id() -> str:
     """``<host>-<pid>``, reduced to the characters a node id may have."""
     host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname()).strip("-")[:40] or "node"
     return f"{host}-{os.getpid()}"
-
-
-class HeldTaskStore:
-    """The cluster's task store as an actor's ``TaskStore`` (see the module docstring).
-
-    Args:
-        store: The cluster's task store, as this node's holder.
-        patience: Seconds a write of an existing task is retried while NATS is away
-            (a served node's is its lease time: by then it has fenced itself); 0: none.
-        retry_s: Seconds between two tries.
-    """
-
-    def __init__(
-        self, store: NatsTaskStore, *, patience: float = 0.0, retry_s: float = 0.1
-    ) -> None:
-        self._store = store
-        self._patience = patience
-        self._retry_s = retry_s
-
-    async def save(self, record: StoredTask) -> None:
-        """Store ``record`` as this node's.
-
-        Raises:
-            WriteLostError: Another node's record won; nothing was written.
-            ClusterUnavailableError: NATS did not answer in time: at once for a new
-                task (its creation), after ``patience`` for an existing one.
-        """
-        try:
-            stored = await self._store.commit(record)
-        except ClusterUnavailableError as error:
-            stored = await self._retry(record, error)
-        if stored is record:
-            return
-        entry = await self._store.get_entry(record.task.id)
-        if (
-            entry is not None
-            and entry.holder is None
-            and not is_terminal(entry.record.task.status.state)
-            and record.version > entry.record.version
-        ):  # released for resumption: this node takes it
-            stored = await self._store.commit(record, take_over=True)
-            if stored is record:
-                return
-        raise WriteLostError(stored)
-
-    async def _retry(self, record: StoredTask, error: ClusterUnavailableError) -> StoredTask:
-        # The first try failed with ``error``. A retried commit is safe: the same record at
-        # the same version replaces itself (a creation stored after all is then this
-        # store's own task, and the retry an update of it).
-        task_id = record.task.id
-        if self._patience <= 0:
-            raise error
-        logger.warning("task %s: NATS unavailable; retrying its write", task_id)
-        deadline = anyio.current_time() + self._patience
-        while True:
-            await anyio.sleep(self._retry_s)
-            try:
-                return await self._store.commit(record)
-            except ClusterUnavailableError:
-                if anyio.current_time() >= deadline:
-                    raise
-
-    async def get(self, task_id: str) -> StoredTask | None:
-        """As :meth:`NatsTaskStore.get`."""
-        return await self._store.get(task_id)
-
-    async def list(self, query: TaskQuery) -> TaskPage:
-        """As :meth:`NatsTaskStore.list`."""
-        return await self._store.list(query)
-
-    async def delete(self, task_id: str) -> None:
-        """As :meth:`NatsTaskStore.delete`."""
-        await self._store.delete(task_id)
 
 
 class NodeRemote:
@@ -173,14 +98,15 @@ class NodeRemote:
         store = self._node.store
         entry = store.seen_entry(record.task.id)
         if entry is None or entry.record != record:
-            entry = await store.get_entry(record.task.id)
-        # else ``record`` is what a read just returned (the Supervisor reads it first) and
-        # that read noted its holder: no second read of the key (a cross-node round trip)
-        if entry is None or entry.holder is None or is_terminal(entry.record.task.status.state):
+            holding = await store.holding(record.task.id)  # the key only, not its objects
+        else:  # ``record`` is what a read just returned (the Supervisor reads it first) and
+            # that read noted its holder: no second read of the key (a cross-node round trip)
+            holding = entry.holder, entry.record.task.status.state
+        if holding is None or holding[0] is None or is_terminal(holding[1]):
             return None
-        if entry.holder.node_id == self._node.holder.node_id:
+        if holding[0].node_id == self._node.holder.node_id:
             return None
-        return entry.holder.node_id
+        return holding[0].node_id
 
     async def cancel(self, node: str, record: StoredTask, metadata: dict[str, Any] | None) -> Task:
         """CancelTask through ``node``'s inbox."""
@@ -289,8 +215,14 @@ class ClusterMember:
     def __init__(self, node: ClusterNode, publisher: EventLogPublisher) -> None:
         self.node = node
         self.publisher = publisher
-        self.store = HeldTaskStore(node.store, patience=node.lease_ttl)
+        self.store = HeldTaskStore(node.store, patience=node.lease_ttl, failed=self._log_failed)
         self.remote = NodeRemote(node)
+
+    def _log_failed(self, record: StoredTask, event: StreamResponse) -> None:
+        # A task the store failed for a write it could not store: its update to the log.
+        self.publisher.task_event(
+            record.task.id, record.owner, event, terminal=True, version=record.version
+        )
 
     @property
     def node_id(self) -> str:
@@ -370,8 +302,11 @@ async def join(
     lease_ttl: float = 10.0,
     timeout: float = 2.0,
     replicas: int = 1,
+    objects: ObjectLimits | None = None,
 ) -> AsyncIterator[ClusterMember]:
-    """Be a node of cluster ``cluster`` for the block (see the module docstring).
+    """Be a node of cluster ``cluster`` for the block (see the module docstring);
+    ``objects``: what goes to the object store, and how large it may be (the defaults of
+    :class:`~a2a_actors.cluster.offload.ObjectLimits` if None).
 
     Raises:
         ClusterUnavailableError: NATS did not answer in time.
@@ -386,6 +321,7 @@ async def join(
             lease_ttl=lease_ttl,
             timeout=timeout,
             replicas=replicas,
+            objects=objects,
         ) as node,
         anyio.create_task_group() as tg,
     ):

@@ -13,6 +13,11 @@ ordering, cursors and ``totalSize`` are the memory store's, identical on every n
 task written three times and read never is decoded never. Every entry decoded is also
 handed to the ``noted`` callback (the write path's newest known revision of the task).
 
+**Large tasks** are mirrored as stored: a task whose large pieces are in the object
+store (:mod:`~a2a_actors.cluster.object_refs`) keeps its placeholders here, and its
+references beside it (:meth:`TaskMirror.refs`), so the mirror stays small whatever the
+tasks hold; the task store restores what a read returns.
+
 **Deletions** leave a marker in the bucket (its stream sequence and time are kept here, for
 compaction to purge later); a value that is not a task entry is logged and left out, as on
 a node that never read the key's earlier value.
@@ -32,6 +37,7 @@ from ..stores.memory import MemoryTaskStore
 from .bucket import KVChange
 from .entries import Entry, Holder, decode_entry
 from .names import task_key
+from .object_refs import Refs
 
 __all__ = ("TaskMirror",)
 
@@ -49,6 +55,7 @@ class TaskMirror:
         self._noted = noted
         self._store = MemoryTaskStore()
         self._holders: dict[str, Holder] = {}  # of mirrored tasks that have one
+        self._refs: dict[str, Refs] = {}  # of mirrored tasks whose record has placeholders
         self._deleted: dict[str, tuple[int, float]] = {}  # key: marker sequence, wall time
         # Followed changes not decoded yet: task id -> (revision, the key's value).
         self._undecoded: dict[str, tuple[int, bytes]] = {}
@@ -62,6 +69,7 @@ class TaskMirror:
             self._undecoded.pop(task_id, None)
             await self._store.delete(task_id)
             self._holders.pop(task_id, None)
+            self._refs.pop(task_id, None)
             return
         self._deleted.pop(change.key, None)
         self._undecoded[task_id] = (change.sequence, change.value)
@@ -82,18 +90,25 @@ class TaskMirror:
                 logger.error("tasks bucket: key %s is not a task; ignored", task_key(task_id))
                 await self._store.delete(task_id)
                 self._holders.pop(task_id, None)
+                self._refs.pop(task_id, None)
                 continue
             await self._store.save(entry.record)
             if entry.holder is None:
                 self._holders.pop(task_id, None)
             else:
                 self._holders[task_id] = entry.holder
+            refs = entry.refs
+            if refs:
+                self._refs[task_id] = refs
+            elif self._refs:
+                self._refs.pop(task_id, None)
             self._noted(revision, entry)
 
     def clear(self) -> None:
         """Forget everything, to be fed again from every key's latest value."""
         self._store = MemoryTaskStore()
         self._holders.clear()
+        self._refs.clear()
         self._deleted.clear()
         self._undecoded.clear()
 
@@ -111,11 +126,19 @@ class TaskMirror:
 
     # -- reads (after the store's read barrier) ------------------------------------------
 
+    def refs(self, task_id: str) -> Refs:
+        """The references of ``task_id``'s mirrored record (empty: it has no placeholders)."""
+        return self._refs.get(task_id, ())
+
+    def has(self, task_id: str) -> bool:
+        """Whether ``task_id`` is mirrored (decoded or not)."""
+        return task_id in self._undecoded or task_id in self._store
+
     async def held_by(
         self, node_id: str, *, epoch: int | None, except_epoch: int | None
     ) -> builtins.list[Entry]:
         """Every live (not final) task held by an incarnation of ``node_id``: only
-        ``epoch`` if given, never ``except_epoch``."""
+        ``epoch`` if given, never ``except_epoch`` (as stored: with its references)."""
         found: builtins.list[Entry] = []
         for task_id, holder in self._holders.items():
             if holder.node_id != node_id or holder.epoch == except_epoch:
@@ -124,7 +147,8 @@ class TaskMirror:
                 continue
             record = await self._store.get(task_id)
             if record is not None and not is_terminal(record.task.status.state):
-                found.append(Entry(record, holder))
+                refs = self._refs.get(task_id)
+                found.append(Entry(record, holder) if refs is None else Entry(record, holder, refs))
         return found
 
     async def holders(self) -> set[Holder]:
@@ -137,7 +161,8 @@ class TaskMirror:
         return found
 
     async def list(self, query: TaskQuery) -> TaskPage:
-        """One page of matching records, as the memory store answers it.
+        """One page of matching records, as the memory store answers it (as stored:
+        :meth:`refs` says which hold placeholders).
 
         Raises:
             InvalidParamsError: ``query.page_token`` is not a token of this store.
@@ -145,7 +170,7 @@ class TaskMirror:
         return await self._store.list(query)
 
     def records(self) -> builtins.list[StoredTask]:
-        """Every decoded record, in no particular order."""
+        """Every decoded record, as stored (placeholders included), in no particular order."""
         return self._store.records()
 
     def __len__(self) -> int:

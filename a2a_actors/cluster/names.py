@@ -11,6 +11,7 @@ tasks KV bucket           ``A2A_<token>_tasks``          one key per task: its S
 nodes KV bucket           ``A2A_<token>_nodes``          one key per node: its lease
 push KV bucket            ``A2A_<token>_push``           one key per task: its push configs
 idempotency KV bucket     ``A2A_<token>_idem``           one key per idempotency key: its send
+object store bucket       ``A2A_<token>_objects``        large task content, ``<key>/<digest>``
 events stream             ``A2A_<token>_events``         every published event, by task
 event subject             ``a2a.<token>.ev.<key>``       the events of one task, in order
 owner inbox subject       ``a2a.<token>.inbox.<node>``   cancel and input for that owner
@@ -126,6 +127,11 @@ class ClusterNames:
     def idempotency_bucket(self) -> str:
         """The KV bucket of the sends' idempotency keys."""
         return f"A2A_{self.token}_idem"
+
+    @property
+    def objects_bucket(self) -> str:
+        """The Object Store bucket of large task content (:mod:`.offload`)."""
+        return f"A2A_{self.token}_objects"
 
     @property
     def events_stream(self) -> str:

@@ -44,6 +44,7 @@ from .errors import ClusterUnavailableError
 from .event_log import EventLog
 from .inbox import OwnerInbox
 from .leases import Lease, LeaseRecord, NodeLeases
+from .offload import ObjectLimits, Offloader
 from .push_configs import NatsPushConfigStore
 from .settling import settle_lost_node
 from .task_store import NatsTaskStore
@@ -67,6 +68,7 @@ class ClusterNode:
         push: The cluster's push-config store.
         log: The cluster's event log.
         inbox: Sends commands to other owners (serve this node's with ``inbox.serve``).
+        objects: Where large task content goes (shared by the store, log and inbox).
         replicas: JetStream replicas of the buckets and streams it creates.
     """
 
@@ -89,7 +91,8 @@ class ClusterNode:
         self.store = store
         self.push = push
         self.log = log
-        self.inbox = OwnerInbox(conn)
+        self.objects = store.objects
+        self.inbox = OwnerInbox(conn, objects=store.objects)
         self._leases = leases
         self._settled = 0
         self._unsettled: set[tuple[str, int]] = set()  # passes that failed: retried
@@ -108,6 +111,7 @@ class ClusterNode:
         lease_ttl: float = 10.0,
         timeout: float = 2.0,
         replicas: int = 1,
+        objects: ObjectLimits | None = None,
     ) -> AsyncIterator[ClusterNode]:
         """Join cluster ``cluster`` on the NATS at ``urls`` as ``node_id`` for the block.
 
@@ -120,6 +124,8 @@ class ClusterNode:
             lease_ttl: The lease time of a new cluster.
             timeout: Seconds each NATS operation may take.
             replicas: JetStream replicas of new buckets and streams.
+            objects: What goes to the object store, and how large it may be
+                (:class:`~a2a_actors.cluster.offload.ObjectLimits`' defaults if None).
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
@@ -136,13 +142,15 @@ class ClusterNode:
             # two belongs to a live node with the same id: give up rather than wait for ever.
             hold = functools.partial(leases.hold, node_id, url=url, give_up_after=2 * leases.ttl)
             lease: Lease = await tg.start(hold)
+            offloader = await Offloader.open(conn, replicas=replicas, limits=objects)
+            holder = Holder(node_id, lease.epoch)
             async with (
                 NatsTaskStore.open(
-                    conn, holder=Holder(node_id, lease.epoch), replicas=replicas
+                    conn, holder=holder, replicas=replicas, objects=offloader
                 ) as store,
                 NatsPushConfigStore.open(conn, replicas=replicas) as push,
             ):
-                log = await EventLog.open(conn, replicas=replicas)
+                log = await EventLog.open(conn, replicas=replicas, objects=offloader)
                 node = cls(conn, leases, lease, store, push, log, tg, replicas)
                 await tg.start(node._settle_lost_nodes)
                 yield node

@@ -8,8 +8,12 @@ first by ``(status timestamp, id)``:
 * ``ttl``: a final task whose status timestamp is at or before ``now - ttl`` goes;
 * ``max_terminal``: of the final tasks left, the oldest beyond this count go.
 
-Deleting a task purges its key in the tasks bucket and, given them, its events and its
-push configs.
+Deleting a task purges its key in the tasks bucket, its objects in the object store
+(large content: :mod:`~a2a_actors.cluster.offload`) and, given them, its events and its
+push configs. Each pass then lists the object store once and removes whatever is left of
+the tasks it deleted, and, after a grace time (``object_grace``, 10 minutes), objects of
+tasks that are not stored at all (a write that failed after its upload, a node lost
+mid-write).
 The purge leaves a small marker; :meth:`~a2a_actors.cluster.task_store.NatsTaskStore.compact`
 removes old markers. Any node may run the passes (a pass is idempotent, and a task two
 passes delete is simply gone).
@@ -37,7 +41,7 @@ from ..stores.base import StoredTask, sort_key
 from .errors import ClusterUnavailableError
 from .event_log import EventLog
 from .push_configs import NatsPushConfigStore
-from .task_store import NatsTaskStore
+from .task_store import OBJECT_GRACE_S, NatsTaskStore
 
 __all__ = ("evict", "run_retention", "select_evictions")
 
@@ -85,9 +89,11 @@ async def evict(
     max_terminal: int | None = None,
     log: EventLog | None = None,
     push: NatsPushConfigStore | None = None,
+    object_grace: float = OBJECT_GRACE_S,
 ) -> tuple[str, ...]:
     """One retention pass over the cluster: delete what :func:`select_evictions` picks,
-    with its events (given ``log``) and its push configs (given ``push``).
+    with its objects, its events (given ``log``) and its push configs (given ``push``);
+    then collect the object store (see the module docstring; ``object_grace`` seconds).
 
     Returns:
         The deleted task ids, oldest first.
@@ -105,6 +111,7 @@ async def evict(
             await log.forget(task_id)
         if push is not None:
             await push.forget(task_id)
+    await store.collect_objects(victims, grace=object_grace)
     return tuple(victims)
 
 

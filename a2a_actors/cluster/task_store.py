@@ -16,42 +16,28 @@ never go back, a final record keeps its state, a held task is written by its hol
 taken over: :mod:`~a2a_actors.cluster.entries`). ``commit`` returns the record that is
 stored afterwards, so the loser learns who won.
 
-**Reads.** :meth:`get` reads the key from JetStream. :meth:`list` is answered from this
-node's *mirror* of the bucket (:class:`~a2a_actors.cluster.mirror.TaskMirror`: the memory
-store's filters, ordering, cursors and ``totalSize``, identical on every node). Before
-answering, ``list`` takes a *read barrier*: it asks the bucket's stream for its last
-sequence and waits until the mirror has applied it, so a listing reflects every write
-acknowledged before the request, on whichever node it was made
-(:class:`~a2a_actors.cluster.bucket.FollowedBucket`). After NATS restarts, the mirror
-resumes within about two heartbeats (1 s) of the reconnect; a listing taken before that
-fails as NATS unavailable, like any operation that cannot complete.
+**Reads.** :meth:`get` reads the key from JetStream. :meth:`list` and the settling
+queries are answered, after a *read barrier*, from this node's mirror of the bucket
+(:class:`~a2a_actors.cluster.task_view.TaskView`), which follows the bucket only around
+reads (``FOLLOW_LINGER_S`` seconds after the last barrier). The mirror holds every task
+of the cluster; retention bounds it as it bounds the bucket.
 
-**The mirror costs nothing while nobody reads it.** It follows the bucket only from a
-read barrier (``list``, ``held_by``, ``holders``, ``compact``, retention) until
-``FOLLOW_LINGER_S`` seconds pass without one; the next barrier resumes from the sequence
-after the last one applied, and receives one message per task changed meanwhile (the
-bucket keeps only each key's latest value), decoded only when read. Resuming could miss a
-deletion whose marker :meth:`NatsTaskStore.compact` removed meanwhile: compaction records
-the highest marker sequence it ever removed in the ``meta.tail`` key, and a mirror that
-resumed before it rebuilds itself from every key's latest value.
+**Values of any size.** A task too large for one NATS message has its large pieces in the
+object store, placeholders and references in the bucket and the mirror
+(:mod:`~a2a_actors.cluster.large_entries`); every read restores them before it returns.
+Deleting a task deletes its objects. An ordinary task costs one length comparison more.
 
 Every operation is bounded (:meth:`~a2a_actors.cluster.connection.ClusterConnection.bounded`):
 with NATS unreachable it fails with ClusterUnavailableError in ``timeout`` seconds.
-
-The mirror holds every task of the cluster in each node's memory; retention (deleting
-finished tasks) bounds it as it bounds the bucket.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import dataclasses
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 
-import anyio
 import msgspec
 from nats.js.errors import (
     KeyDeletedError,
@@ -60,40 +46,23 @@ from nats.js.errors import (
 )
 
 from ..protocol import codec
+from ..protocol.errors import InternalError
+from ..protocol.models import TaskState
 from ..stores.base import StoredTask, TaskPage, TaskQuery
 from .bucket import FollowedBucket, KVChange
 from .connection import ClusterConnection
 from .entries import Entry, Holder, decode_entry, replaces
-from .mirror import TaskMirror
+from .large_entries import LargeEntries
 from .names import task_id_of_key, task_key
+from .offload import Offloader
+from .task_view import TaskStoreStatistics as TaskStoreStatistics, TaskView
 
 __all__ = ("NatsTaskStore", "TaskStoreStatistics")
 
-_TAIL_KEY = "meta.tail"  # a key with a dot is never a task's (names.task_key)
 #: Seconds the mirror keeps following the bucket after its last read barrier.
 FOLLOW_LINGER_S = 1.0
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class TaskStoreStatistics:
-    """The store at one instant.
-
-    Attributes:
-        mirrored: Tasks in this node's mirror.
-        deleted: Delete markers of deleted tasks, not yet compacted.
-        applied: The bucket's stream sequence the mirror has applied.
-        conflicts: Writes JetStream refused because someone wrote first.
-        refused: Saves that lost to a newer, final or otherwise held stored record.
-        following: Whether the mirror follows the bucket now (it does for
-            ``FOLLOW_LINGER_S`` seconds after a read barrier).
-    """
-
-    mirrored: int
-    deleted: int
-    applied: int
-    conflicts: int
-    refused: int
-    following: bool
+#: Seconds an object whose task is not stored is kept (its task's write may be under way).
+OBJECT_GRACE_S = 600.0
 
 
 class NatsTaskStore:
@@ -102,23 +71,25 @@ class NatsTaskStore:
     Create it with :meth:`open`.
     """
 
-    def __init__(self, conn: ClusterConnection, holder: Holder | None) -> None:
+    def __init__(self, conn: ClusterConnection, holder: Holder | None, objects: Offloader) -> None:
         """Use :meth:`open` instead, which also runs the mirror."""
         self.holder = holder
         self._conn = conn
-        self._bucket: FollowedBucket | None = None
+        self._large = LargeEntries(objects)
         self._known: dict[str, tuple[int, Entry]] = {}  # revision, entry last seen
-        self._mirror = TaskMirror(self._note)
+        self._task_view = TaskView(conn, self._note)
         self._conflicts = 0
         self._refused = 0
-        self._compacted = 0  # the highest marker sequence compaction removed, as known
-        self._stale = False  # a compaction removed markers the consumer did not see
-        self._rebuilding: anyio.Event | None = None
 
     @classmethod
     @asynccontextmanager
     async def open(
-        cls, conn: ClusterConnection, *, holder: Holder | None = None, replicas: int = 1
+        cls,
+        conn: ClusterConnection,
+        *,
+        holder: Holder | None = None,
+        replicas: int = 1,
+        objects: Offloader | None = None,
     ) -> AsyncIterator[NatsTaskStore]:
         """Open (create if missing) the cluster's tasks bucket and follow it for the block.
 
@@ -127,21 +98,27 @@ class NatsTaskStore:
             holder: This node's incarnation: :meth:`save` writes as it.
             replicas: JetStream replicas of the bucket (1..5; more than 1 needs a NATS
                 cluster). Only used when the bucket is created.
+            objects: Where large pieces go (the node's, shared with its event log and
+                inbox); None: an offloader of this store's own, with the default limits.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
-        store = cls(conn, holder)
-        async with FollowedBucket.open(
-            conn,
-            conn.names.tasks_bucket,
-            store._apply,
-            replicas=replicas,
-            linger=FOLLOW_LINGER_S,
-        ) as bucket:
-            store._bucket = bucket
-            await store._mirror.decode_followed()  # open caught up: no second barrier
+        if objects is None:
+            objects = await Offloader.open(conn, replicas=replicas)
+        store = cls(conn, holder, objects)
+        async with store.view.follow(store._apply, replicas=replicas, linger=FOLLOW_LINGER_S):
             yield store
+
+    @property
+    def view(self) -> TaskView:
+        """This node's view of the tasks bucket: its mirror, read barriers, compaction."""
+        return self._task_view
+
+    @property
+    def objects(self) -> Offloader:
+        """Where this store's large pieces go (shared with the node's event log and inbox)."""
+        return self._large.objects
 
     # -- TaskStore -----------------------------------------------------------------------
 
@@ -149,6 +126,8 @@ class NatsTaskStore:
         """Store ``record`` unless a newer record, or a final one it would change, is stored.
 
         Raises:
+            PayloadTooLargeError: The record cannot be stored (a piece over the object
+                limit, a full object store); nothing was written. Never retried.
             ClusterUnavailableError: NATS did not answer in time; the write may or may
                 not have happened (a retry of the same record is safe).
         """
@@ -176,12 +155,15 @@ class NatsTaskStore:
             node.
 
         Raises:
+            PayloadTooLargeError: The record cannot be stored (see :meth:`save`).
             ClusterUnavailableError: NATS did not answer in time.
         """
         task_id = record.task.id
         key = task_key(task_id)
         entry = Entry(record, self.holder if isinstance(holder, msgspec.UnsetType) else holder)
         data = codec.encode(entry)
+        if len(data) > self._large.threshold:  # large pieces to the object store
+            entry, data = await self._large.strip(entry, data)
         known = self._seen(task_id)  # (revision, entry) last seen, maybe stale
         with self._conn.bounded(f"save task {task_id}"):
             while True:
@@ -189,7 +171,8 @@ class NatsTaskStore:
                     # What is stored is at least as new as ``known``, so it wins too.
                     self._refused += 1
                     current = await self._fetch(key)
-                    return (known if current is None else current)[1].record
+                    winner = (known if current is None else current)[1]
+                    break
                 try:
                     revision = await self._write(key, data, None if known is None else known[0])
                 except KeyWrongLastSequenceError:
@@ -200,6 +183,10 @@ class NatsTaskStore:
                 known = await self._fetch(key)  # None: deleted meanwhile, create it again
                 if known is not None:
                     self._note(*known)
+        try:
+            return (await self._large.resolve(winner)).record
+        except KeyError:
+            raise InternalError(f"task {task_id}: its stored content is gone") from None
 
     async def _write(self, key: str, data: bytes, last: int | None) -> int:
         """Write ``key`` if its last revision is ``last`` (None: create it); the revision.
@@ -219,9 +206,25 @@ class NatsTaskStore:
 
     def seen_entry(self, task_id: str) -> Entry | None:
         """The newest entry of ``task_id`` this store has read, written or followed, without
-        I/O: as fresh as that (None: never seen)."""
+        I/O: as fresh as that (None: never seen, or one with content in the object store,
+        which only a read restores)."""
         known = self._seen(task_id)
-        return None if known is None else known[1]
+        return None if known is None or known[1].refs else known[1]
+
+    async def holding(self, task_id: str) -> tuple[Holder | None, TaskState] | None:
+        """Who holds ``task_id`` and its state, as stored now (None: not stored); reads
+        the key only, none of the task's objects.
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        with self._conn.bounded(f"get task {task_id}"):
+            current = await self._fetch(task_key(task_id))
+        if current is None:
+            return None
+        self._note(*current)
+        entry = current[1]
+        return entry.holder, entry.record.task.status.state
 
     async def get(self, task_id: str) -> StoredTask | None:
         """The stored record of ``task_id``, or None (read from JetStream, not the mirror).
@@ -238,12 +241,18 @@ class NatsTaskStore:
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
-        with self._conn.bounded(f"get task {task_id}"):
-            current = await self._fetch(task_key(task_id))
-        if current is None:
-            return None
-        self._note(*current)
-        return current[1]
+        key = task_key(task_id)
+        for _ in range(2):  # a second read when the first one's objects went meanwhile
+            with self._conn.bounded(f"get task {task_id}"):
+                current = await self._fetch(key)
+            if current is None:
+                return None
+            self._note(*current)
+            try:
+                return await self._large.resolve(current[1])
+            except KeyError:
+                continue
+        raise InternalError(f"task {task_id}: its stored content is gone")
 
     async def held_by(
         self, node_id: str, *, epoch: int | None = None, except_epoch: int | None = None
@@ -256,7 +265,14 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time.
         """
         await self.wait_caught_up()
-        return await self._mirror.held_by(node_id, epoch=epoch, except_epoch=except_epoch)
+        held = await self._task_view.mirror.held_by(node_id, epoch=epoch, except_epoch=except_epoch)
+        found: builtins.list[Entry] = []
+        for entry in held:
+            try:
+                found.append(await self._large.resolve(entry))
+            except KeyError:
+                continue  # deleted meanwhile
+        return found
 
     async def holders(self) -> set[Holder]:
         """Every holder of a live task, as of every write acknowledged before the call.
@@ -265,7 +281,7 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time.
         """
         await self.wait_caught_up()
-        return await self._mirror.holders()
+        return await self._task_view.mirror.holders()
 
     async def list(self, query: TaskQuery) -> TaskPage:
         """One page of matching records, newest first by status timestamp, then id.
@@ -277,53 +293,52 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time.
         """
         await self.wait_caught_up()
-        return await self._mirror.list(query)
+        mirror = self._task_view.mirror
+        return await self._large.resolve_page(await mirror.list(query), mirror.refs)
 
     async def delete(self, task_id: str) -> None:
-        """Remove ``task_id``; nothing happens when it is not stored.
+        """Remove ``task_id`` and the objects its last entry seen here names (what else it
+        left, :meth:`collect_objects` finds); nothing happens when it is not stored.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
+        known = self._seen(task_id)
+        refs = self._task_view.mirror.refs(task_id) or (() if known is None else known[1].refs)
         with self._conn.bounded(f"delete task {task_id}"):
             await self._followed().kv.purge(task_key(task_id))
         self._known.pop(task_id, None)
+        await self._large.objects.delete(task_id, refs)
 
-    async def compact(self, *, older_than: float, now: float | None = None) -> int:
-        """Remove the delete markers (left by :meth:`delete`) older than ``older_than``
-        seconds, so deleted tasks stop taking space in NATS.
-
-        Each marker is purged by its own sequence, so a task written again meanwhile keeps
-        its new value. Then a bookkeeping key (``meta.tail``, never a task) is written, so
-        that the stream's last message exists, which :meth:`wait_caught_up` relies on; its
-        value is the highest marker sequence ever compacted, so that a mirror resuming
-        from before it knows it may have missed deletions (and rebuilds itself).
-
-        Returns:
-            How many markers were removed.
+    async def collect_objects(
+        self, gone: Collection[str] = (), *, grace: float = OBJECT_GRACE_S
+    ) -> int:
+        """Delete what the object store holds of the tasks ``gone`` (just deleted), and,
+        after ``grace`` seconds, of any task this store does not hold (a write that failed
+        after its upload, a task deleted elsewhere); how many objects went. One listing of
+        the object store's bucket.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
         await self.wait_caught_up()
-        old = self._mirror.markers(until=(time.time() if now is None else now) - older_than)
-        bucket = self._followed()
-        with self._conn.bounded(f"compact bucket {bucket.name}"):
-            for key, seq in old:
-                await self._conn.js.purge_stream(
-                    bucket.stream, subject=bucket.subject(key), seq=seq + 1
-                )
-                self._mirror.marker_removed(key, seq)
-            if old:
-                self._compacted = max(self._compacted, *(seq for _, seq in old))
-            await self._followed().kv.put(_TAIL_KEY, str(self._compacted).encode())
-        return len(old)
+        mirror = self._task_view.mirror
+        return await self._large.objects.collect(gone=gone, stored=mirror.has, grace=grace)
+
+    async def compact(self, *, older_than: float, now: float | None = None) -> int:
+        """Remove the delete markers (left by :meth:`delete`) older than ``older_than``
+        seconds; how many (:meth:`TaskView.compact <.task_view.TaskView.compact>`).
+
+        Raises:
+            ClusterUnavailableError: NATS did not answer in time.
+        """
+        return await self._task_view.compact(older_than=older_than, now=now)
 
     def statistics(self) -> TaskStoreStatistics:
         """A frozen record of the mirror and the write conflicts."""
         return TaskStoreStatistics(
-            mirrored=len(self._mirror),
-            deleted=self._mirror.deleted,
+            mirrored=len(self._task_view.mirror),
+            deleted=self._task_view.mirror.deleted,
             applied=self._followed().applied,
             conflicts=self._conflicts,
             refused=self._refused,
@@ -333,8 +348,10 @@ class NatsTaskStore:
     def mirrored(self) -> builtins.list[StoredTask]:
         """Every record in this node's mirror as of its last read barrier
         (:meth:`wait_caught_up`, which every read of the mirror takes first), in no
-        particular order."""
-        return self._mirror.records()
+        particular order, *as stored*: a large task's parts may be placeholders (for
+        selecting tasks by state and time, as retention does; read a task with
+        :meth:`get` to see its content)."""
+        return self._task_view.mirror.records()
 
     # -- internals ---------------------------------------------------------------------
 
@@ -349,7 +366,7 @@ class NatsTaskStore:
         # The newest (revision, entry) of ``task_id`` seen: a followed change newer than
         # what was noted is decoded for it (the mirror gets it at its next read barrier;
         # an owner's own writes, followed back, are never newer than what it noted).
-        pending = self._mirror.followed(task_id)
+        pending = self._task_view.mirror.followed(task_id)
         if pending is not None:
             known = self._known.get(task_id)
             if known is None or pending[0] > known[0]:
@@ -373,44 +390,15 @@ class NatsTaskStore:
             ClusterUnavailableError: NATS did not answer in time, or the mirror did not
                 catch up in time (its consumer resuming after a NATS restart).
         """
-        bucket = self._followed()
-        await bucket.wait_caught_up()
-        while self._rebuilding is not None:  # another read found the view stale
-            await self._rebuilding.wait()
-        if self._stale:
-            # Resumed after a compaction removed delete markers it never saw: rebuild the
-            # view from every key's latest value (no checkpoint before the flag is set).
-            self._stale = False
-            self._rebuilding = rebuilt = anyio.Event()
-            self._mirror.clear()
-            try:
-                await bucket.resync()
-            finally:
-                self._rebuilding = None
-                rebuilt.set()
-        await self._mirror.decode_followed()
+        await self._task_view.wait_caught_up()
 
     def _followed(self) -> FollowedBucket:
-        bucket = self._bucket
-        if bucket is None:
-            raise RuntimeError("the store is not open")
-        return bucket
+        return self._task_view.bucket
 
     async def _apply(self, change: KVChange) -> None:
-        # Every change of the bucket, in order (FollowedBucket's callback).
-        task_id = task_id_of_key(change.key)
-        if task_id is None:
-            if change.key == _TAIL_KEY and change.value and change.value.isdigit():
-                self._compaction_seen(int(change.value))
-            return  # bookkeeping, not a task
+        # Every change of the bucket, in order (the followed bucket's callback).
         if change.value is None:
-            self._known.pop(task_id, None)
-        await self._mirror.apply(task_id, change)
-
-    def _compaction_seen(self, compacted: int) -> None:
-        # ``meta.tail`` says compaction removed markers up to sequence ``compacted``: when
-        # the consumer resumed before it, it may have missed deletions.
-        self._compacted = max(self._compacted, compacted)
-        resumed = self._followed().resumed_after
-        if resumed is not None and compacted > resumed:
-            self._stale = True
+            task_id = task_id_of_key(change.key)
+            if task_id is not None:
+                self._known.pop(task_id, None)
+        await self._task_view.apply(change)

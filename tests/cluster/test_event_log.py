@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from a2a_actors.cluster.event_log import EventLog, LoggedEvent, TaskFeed
+from a2a_actors.cluster.offload import ObjectLimits, Offloader
 from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
 from a2a_actors.protocol.models import Message, Part, Role, StreamResponse, TaskStatusUpdateEvent
@@ -212,18 +213,41 @@ async def test_events_larger_than_one_message_are_split_in_order_and_stored_once
                 assert await collect(feed) == list(range(2, 28))
 
 
-async def test_an_event_larger_than_any_message_is_left_out_and_the_rest_logged(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+async def test_an_event_larger_than_any_message_is_logged_with_its_part_in_the_object_store(
+    tmp_path: Path,
 ) -> None:
     with anyio.fail_after(60):
         async with one_node(tmp_path) as node:
+            await node.store.save(snapshot("t", 1))
+            big = big_update("t", 3, 2_000_000)
+            events = [(2, update("t", 2)), (3, big), (4, update("t", 4, S.COMPLETED))]
+            assert await node.log.publish_many({"t": events}) == set()
+            objects = await node.store.objects.entries()
+            assert [(o.name.split("/")[0], o.size) for o in objects] == [("t", 2_000_000)]
+            async with node.log.follow("t", node.store) as feed:
+                logged = [item async for item in feed]
+            assert [item.version for item in logged] == [2, 3, 4]
+            assert logged[1].event == big  # whole again, byte for byte
+            assert logged[1].objects == ()
+
+
+async def test_an_event_past_the_object_limit_is_left_out_and_the_rest_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    limits = ObjectLimits(max_object_bytes=1_000_000)
+    with anyio.fail_after(60):
+        async with one_node(tmp_path) as node:
+            log = await EventLog.open(
+                node.conn, objects=await Offloader.open(node.conn, limits=limits)
+            )
             await node.store.save(snapshot("t", 1))
             events = [
                 (2, update("t", 2)),
                 (3, big_update("t", 3, 2_000_000)),
                 (4, update("t", 4, S.COMPLETED)),
             ]
-            assert await node.log.publish_many({"t": events}) == set()  # not retried forever
-            assert "larger than a NATS message" in caplog.text
-            async with node.log.follow("t", node.store) as feed:
+            assert await log.publish_many({"t": events}) == set()  # not retried forever
+            assert "limit of 1000000 bytes per object (max_object_bytes)" in caplog.text
+            assert await node.store.objects.entries() == []  # nothing half-stored
+            async with log.follow("t", node.store) as feed:
                 assert await collect(feed) == [2, 4]
