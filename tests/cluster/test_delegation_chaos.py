@@ -9,22 +9,29 @@ orchestrated server in this process.
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from a2a_actors.client import A2AClient
+from a2a_actors.cluster import NatsServer
+from a2a_actors.cluster.entries import decode_entry
+from a2a_actors.cluster.kv import follow_keys
+from a2a_actors.cluster.names import task_key
 from a2a_actors.protocol import Task, TaskState
 from a2a_actors.protocol.errors import UnsupportedOperationError
 from a2a_actors.runtime import Agent, TaskContext
-from a2a_actors.server import serve
+from a2a_actors.server import ServerConfig, serve
+from a2a_actors.stores import MemoryTaskStore, StoredTask
 from orchestrator import CORRELATION_URI, DelegationError, delegate, hop_record, orchestrated
 
 from .balancer import balance
 from .chaos_nodes import CHILD, PARENT, cli_nodes
-from .helpers import nats_server
+from .helpers import connect, nats_server
 
 pytestmark = pytest.mark.anyio
 
@@ -42,14 +49,55 @@ async def final_task(client: A2AClient, task_id: str) -> Task:
     return await client.get_task(task_id)
 
 
-async def recorded(client: A2AClient, parent_id: str, child_id: str) -> None:
-    """Return once the parent's stored hop record lists the child (the parent writes it
-    as the child starts: a metadata write streams no event, so it is read until then)."""
-    while True:
-        record = hop_record((await client.get_task(parent_id)).metadata)
-        if record is not None and any(c.task_id == child_id for c in record.children):
-            return
-        await anyio.sleep(0.02)
+def lists(metadata: dict[str, Any] | None, child_id: str) -> bool:
+    """Whether the hop record in ``metadata`` lists the child ``child_id``."""
+    record = hop_record(metadata)
+    return record is not None and any(c.task_id == child_id for c in record.children)
+
+
+class ParentStore(MemoryTaskStore):
+    """The in-process parent's store, which says when a write lists a child (the parent
+    writes its hop record as the child starts: a metadata write streams no event)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._saved: list[StoredTask] = []
+        self._changed = anyio.Event()
+
+    async def save(self, record: StoredTask) -> None:
+        await super().save(record)
+        self._saved.append(record)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def recorded(self, parent_id: str, child_id: str) -> None:
+        """Return once a stored record of ``parent_id`` lists ``child_id``."""
+        seen = 0
+        while True:
+            for record in self._saved[seen:]:
+                if record.task.id == parent_id and lists(record.task.metadata, child_id):
+                    return
+            seen = len(self._saved)
+            await self._changed.wait()
+
+
+async def recorded_in_cluster(
+    server: NatsServer, cluster: str, parent_id: str, child_id: str
+) -> None:
+    """Return once the parent's record in ``cluster``'s tasks bucket lists ``child_id``:
+    the bucket followed as its nodes follow it (its latest value, then each write)."""
+    key = task_key(parent_id)
+
+    def listing(name: str, value: bytes | None, expired: bool) -> bool | None:
+        if name != key or value is None:
+            return None
+        return lists(decode_entry(value).record.task.metadata, child_id) or None
+
+    async with (
+        connect(server, cluster=cluster) as conn,
+        follow_keys(conn, conn.names.tasks_bucket, listing) as found,
+    ):
+        await found.receive()
 
 
 async def test_a_child_whose_node_is_killed_fails_its_parent_with_the_origin(
@@ -68,7 +116,13 @@ async def test_a_child_whose_node_is_killed_fails_its_parent_with_the_origin(
                 async def parent(ctx: TaskContext) -> str:
                     return (await delegate(ctx, child_url, "tick")).text
 
-                url = await tg.start(serve, orchestrated(Agent(handler=parent, name="parent")))
+                store = ParentStore()
+                config = ServerConfig(supervisor_options={"store": store})
+                url = await tg.start(
+                    functools.partial(
+                        serve, orchestrated(Agent(handler=parent, name="parent")), config=config
+                    )
+                )
                 async with await A2AClient.connect(url, card_cache=None) as client:
                     started = await client.send_message("go", return_immediately=True)
                     assert isinstance(started, Task)
@@ -76,7 +130,7 @@ async def test_a_child_whose_node_is_killed_fails_its_parent_with_the_origin(
                     assert said == "ticking"
                     # the parent knows its child (it learns the id from the child's
                     # first event, which may still be on its way): kill x then
-                    await recorded(client, started.id, child_id)
+                    await store.recorded(started.id, child_id)
                     x.kill()
                     killed_at = time.monotonic()
                     failed = await final_task(client, started.id)
@@ -128,7 +182,7 @@ async def test_the_children_of_a_parent_whose_node_is_lost_are_cancelled(
                 assert isinstance(started_parent, Task)
                 await started.wait()  # a's parent task delegated; the child runs here
                 (child_id,) = child_ids
-                await recorded(on_b, started_parent.id, child_id)
+                await recorded_in_cluster(server, "chaos-parent", started_parent.id, child_id)
                 async with on_child.subscribe(child_id) as events:
                     assert (await events.__anext__()).task is not None
                     a.kill()  # the parent's handler is gone with its node

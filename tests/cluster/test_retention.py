@@ -6,11 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from a2a_actors.client import A2AClient
+from a2a_actors.cluster import retention
 from a2a_actors.cluster.event_log import EventLog
 from a2a_actors.cluster.push_configs import NatsPushConfigStore
 from a2a_actors.cluster.retention import evict, select_evictions
@@ -111,9 +113,25 @@ async def test_a_pass_deletes_final_tasks_their_events_and_then_their_markers(
 TTL_S = 5.0  # long enough for node a to stop first, even on a loaded machine
 
 
-async def test_a_served_cluster_evicts_finished_tasks_on_a_schedule(tmp_path: Path) -> None:
+async def test_a_served_cluster_evicts_finished_tasks_on_a_schedule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Retention covers the cluster: a task finished on a node that then stopped is
     evicted by the node left (a Supervisor's own retention would keep it forever)."""
+    # Each node's scheduled pass tells what it deleted, once deleted.
+    evicted: list[str] = []
+    changed = anyio.Event()
+    evict = retention.evict
+
+    async def evict_and_tell(store: NatsTaskStore, **options: Any) -> tuple[str, ...]:
+        nonlocal changed
+        gone = await evict(store, **options)
+        evicted.extend(gone)
+        changed.set()
+        changed = anyio.Event()
+        return gone
+
+    monkeypatch.setattr(retention, "evict", evict_and_tell)
     with anyio.fail_after(30):
         async with nats_server(tmp_path) as server, anyio.create_task_group() as tg:
 
@@ -133,11 +151,9 @@ async def test_a_served_cluster_evicts_finished_tasks_on_a_schedule(tmp_path: Pa
             assert done.status.state is TaskState.COMPLETED
             async with await A2AClient.connect(url_b, card_cache=None) as b:
                 assert (await b.get_task(done.id)) == done  # a stopped well within the TTL
-                while True:  # gone once b's pass ran after the TTL
-                    try:
-                        await b.get_task(done.id)
-                    except TaskNotFoundError:
-                        break
-                    await anyio.sleep(0.1)
+                while done.id not in evicted:  # b's first pass after the TTL deletes it
+                    await changed.wait()
+                with pytest.raises(TaskNotFoundError):
+                    await b.get_task(done.id)
                 assert [t.id for t in (await b.list_tasks()).tasks] == [asked.id]
             tg.cancel_scope.cancel()

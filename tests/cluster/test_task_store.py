@@ -7,13 +7,12 @@ import datetime as dt
 import random
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
 
 import anyio
 import msgspec
 import pytest
 
-from a2a_actors.cluster import ClusterUnavailableError
+from a2a_actors.cluster import ClusterUnavailableError, task_store
 from a2a_actors.cluster.entries import Entry, Holder, replaces
 from a2a_actors.cluster.task_store import NatsTaskStore
 from a2a_actors.protocol import InvalidParamsError, Task, TaskState, TaskStatus
@@ -21,11 +20,11 @@ from a2a_actors.stores import MemoryTaskStore, StoredTask, TaskQuery, TaskStore
 from a2a_actors.stores.base import encode_page_token
 
 from .helpers import connect, nats_server
+from .signals import Consumers
 
 pytestmark = pytest.mark.anyio
 
 S = TaskState
-T = TypeVar("T")
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
@@ -325,7 +324,13 @@ async def test_clusters_on_one_nats_are_isolated(tmp_path: Path) -> None:
             assert (await store_b.list(TaskQuery())).total_size == 0
 
 
-async def test_nats_down_is_a_bounded_busy_error_and_the_store_recovers(tmp_path: Path) -> None:
+async def test_nats_down_is_a_bounded_busy_error_and_the_store_recovers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store's consumer follows throughout (no linger stopping it), so that what brings
+    # its view back after the restart is nats-py re-creating it, which the test waits for.
+    monkeypatch.setattr(task_store, "FOLLOW_LINGER_S", 60.0)
+    consumers = Consumers(monkeypatch)
     with anyio.fail_after(60):
         async with (
             nats_server(tmp_path) as server,
@@ -345,18 +350,14 @@ async def test_nats_down_is_a_bounded_busy_error_and_the_store_recovers(tmp_path
                 assert info.value.code == -32050
                 assert info.value.http_status == 429
             await server.start()  # same port, same store: acknowledged writes are back
-            got = await until_available(lambda: store.get("a"))
+            await conn.wait_connected()  # nats-py reconnected (its reconnected callback)
+            got = await store.get("a")
             assert got is not None
             assert got.version == 1  # the writes that failed were not replayed later
             await store.save(record("a", state=S.COMPLETED, version=3))
-            page = await until_available(lambda: store.list(TaskQuery()))
+            # The consumer the restart took away is re-created by nats-py (after two missed
+            # heartbeats): once it has handed the store this write, the view is back.
+            bucket = await conn.js.stream_info(f"KV_{conn.names.tasks_bucket}")
+            await consumers.followed(store, bucket.state.last_seq)
+            page = await store.list(TaskQuery())
             assert [(r.task.id, r.version) for r in page.records] == [("a", 3)]
-
-
-async def until_available(call: Callable[[], Awaitable[T]]) -> T:
-    """Retry ``call`` until NATS answers again (the caller's fail_after bounds it)."""
-    while True:
-        try:
-            return await call()
-        except ClusterUnavailableError:
-            await anyio.sleep(0.05)  # the reconnect has no event to wait for

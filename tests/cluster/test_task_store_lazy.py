@@ -21,6 +21,7 @@ from a2a_actors.protocol import Task, TaskState, TaskStatus
 from a2a_actors.stores import StoredTask, TaskQuery
 
 from .helpers import connect, nats_server
+from .signals import Consumers
 
 pytestmark = pytest.mark.anyio
 
@@ -32,13 +33,6 @@ def record(task_id: str, state: TaskState, version: int, *, seconds: float = 0) 
     status = TaskStatus(state=state, timestamp=T0 + dt.timedelta(seconds=seconds))
     task = Task(id=task_id, context_id="c", status=status, metadata={"v": version})
     return StoredTask(task=task, owner="alice", version=version)
-
-
-async def followed(store: NatsTaskStore, sequence: int) -> None:
-    """Wait until ``store``'s consumer has handed it ``sequence`` (no read barrier, so
-    nothing is decoded on the way)."""
-    while store.statistics().applied < sequence:  # noqa: ASYNC110 (no event without a read)
-        await anyio.sleep(0.01)
 
 
 async def test_every_read_sees_the_latest_followed_record_and_holder(tmp_path: Path) -> None:
@@ -83,6 +77,7 @@ async def test_a_commit_starts_from_the_newest_followed_revision(
     # b read version 1; a wrote version 2, which b followed but never decoded (no read
     # since). b's commit starts from version 2: written without a write conflict.
     monkeypatch.setattr(task_store, "FOLLOW_LINGER_S", 60.0)  # b follows throughout
+    consumers = Consumers(monkeypatch)
     with anyio.fail_after(30):
         async with (
             nats_server(tmp_path) as server,
@@ -95,7 +90,7 @@ async def test_a_commit_starts_from_the_newest_followed_revision(
             assert await store_b.get("t") == record("t", S.WORKING, 1)
             await store_a.save(record("t", S.WORKING, 2))
             info = await a.js.stream_info(f"KV_{a.names.tasks_bucket}")
-            await followed(store_b, info.state.last_seq)
+            await consumers.followed(store_b, info.state.last_seq)
             seen = store_b.seen_entry("t")
             assert seen is not None
             assert seen.record.version == 2  # decoded when asked
@@ -143,15 +138,11 @@ def test_the_stream_sequence_comes_from_either_reply_subject_form() -> None:
         stream_sequence("_INBOX.abc")
 
 
-async def stopped_following(store: NatsTaskStore) -> None:
-    while store.statistics().following:  # noqa: ASYNC110 (a timer stops it)
-        await anyio.sleep(0.02)
-
-
 async def test_a_node_follows_only_around_reads_and_misses_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(task_store, "FOLLOW_LINGER_S", 0.2)
+    consumers = Consumers(monkeypatch)
     with anyio.fail_after(30):
         async with (
             nats_server(tmp_path) as server,
@@ -160,7 +151,7 @@ async def test_a_node_follows_only_around_reads_and_misses_nothing(
             NatsTaskStore.open(a, holder=Holder("a", 1)) as writer,
             NatsTaskStore.open(b) as reader,
         ):
-            await stopped_following(reader)
+            await consumers.stopped_following(reader)
             applied = reader.statistics().applied
             for i in range(10):
                 await writer.save(record(f"t{i}", S.WORKING, 1, seconds=i))
@@ -180,6 +171,7 @@ async def test_deletions_compacted_while_a_node_did_not_follow_are_not_missed(
     # b saw t1..t3, then stopped following; a deleted t1 and compacted its marker away,
     # so nothing in the bucket says t1 was deleted: b's next read rebuilds its view.
     monkeypatch.setattr(task_store, "FOLLOW_LINGER_S", 0.2)
+    consumers = Consumers(monkeypatch)
     with anyio.fail_after(30):
         async with (
             nats_server(tmp_path) as server,
@@ -191,7 +183,7 @@ async def test_deletions_compacted_while_a_node_did_not_follow_are_not_missed(
             for i in (1, 2, 3):
                 await writer.save(record(f"t{i}", S.COMPLETED, 1, seconds=i))
             assert len((await reader.list(TaskQuery())).records) == 3
-            await stopped_following(reader)
+            await consumers.stopped_following(reader)
             await writer.delete("t1")
             assert await writer.compact(older_than=0) == 1
             await writer.save(record("t4", S.COMPLETED, 1, seconds=4))
@@ -209,6 +201,7 @@ async def test_concurrent_listings_see_every_write_while_the_mirror_stops_and_st
     # eighth round waits until it has stopped), and some listings arrive while it stops.
     # Each listing still shows every write acknowledged before it began.
     monkeypatch.setattr(task_store, "FOLLOW_LINGER_S", 0.03)
+    consumers = Consumers(monkeypatch)
     with anyio.fail_after(60):
         async with (
             nats_server(tmp_path) as server,
@@ -228,6 +221,6 @@ async def test_concurrent_listings_see_every_write_while_the_mirror_stops_and_st
                     for _ in range(4):
                         tg.start_soon(lists, i + 1)
                 if i % 8 == 7:
-                    await stopped_following(reader)
+                    await consumers.stopped_following(reader)
             page = await reader.list(TaskQuery(page_size=100))
             assert [r.task.id for r in page.records] == [f"t{i:02d}" for i in range(39, -1, -1)]
