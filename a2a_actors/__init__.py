@@ -14,8 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from ._version import __version__ as __version__
-from .protocol import (
+from a2a_actors._version import __version__ as __version__
+from a2a_actors.protocol import (
     A2AError as A2AError,
     AgentCard as AgentCard,
     AgentSkill as AgentSkill,
@@ -34,15 +34,15 @@ from .protocol import (
 )
 
 if TYPE_CHECKING:
-    from .client import A2AClient as A2AClient, RemoteAgent as RemoteAgent
-    from .runtime import (
+    from a2a_actors.client import A2AClient as A2AClient, RemoteAgent as RemoteAgent
+    from a2a_actors.runtime import (
         Agent as Agent,
         InProcessClient as InProcessClient,
         Supervisor as Supervisor,
         TaskContext as TaskContext,
         agent as agent,
     )
-    from .server import (
+    from a2a_actors.server import (
         ServedAgent as ServedAgent,
         ServerConfig as ServerConfig,
         create_app as create_app,

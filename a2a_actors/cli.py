@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ._version import __version__
+from a2a_actors._version import __version__
 
 __all__ = ("BROKEN_PIPE", "SUBCOMMANDS", "build_parser", "main")
 

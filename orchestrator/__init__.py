@@ -13,8 +13,8 @@ imports it.
 
 from __future__ import annotations
 
-from .child import ChildStream as ChildStream
-from .correlation import (
+from orchestrator.child import ChildStream as ChildStream
+from orchestrator.correlation import (
     CORRELATION_URI as CORRELATION_URI,
     DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH,
     ChildRecord as ChildRecord,
@@ -28,31 +28,31 @@ from .correlation import (
     root_correlation as root_correlation,
     traceparent as traceparent,
 )
-from .delegator import (
+from orchestrator.delegator import (
     Orchestrator as Orchestrator,
     delegate as delegate,
     stream_delegate as stream_delegate,
 )
-from .errors import (
+from orchestrator.errors import (
     CycleError as CycleError,
     DelegationError as DelegationError,
     DepthLimitError as DepthLimitError,
     InputRequired as InputRequired,
 )
-from .orchestrated import (
+from orchestrator.orchestrated import (
     CORRELATION_EXTENSION as CORRELATION_EXTENSION,
     is_orchestrated as is_orchestrated,
     orchestrated as orchestrated,
 )
-from .outcome import DelegationResult as DelegationResult
-from .pipelines import (
+from orchestrator.outcome import DelegationResult as DelegationResult
+from orchestrator.pipelines import (
     fan_out as fan_out,
     join_texts as join_texts,
     route as route,
     sequence as sequence,
 )
-from .serving import serve as serve
-from .tree import (
+from orchestrator.serving import serve as serve
+from orchestrator.tree import (
     HopNode as HopNode,
     fetch_tree as fetch_tree,
     render_tree as render_tree,

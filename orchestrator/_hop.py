@@ -36,10 +36,15 @@ from a2a_actors.protocol.errors import TaskNotCancelableError, TaskNotFoundError
 from a2a_actors.protocol.models import Task, TaskState, utc_now
 from a2a_actors.protocol.state import TERMINAL_STATES
 from a2a_actors.runtime import TaskContext, TaskRunner
-
-from ._links import Link
-from ._tracing import span_id_for
-from .correlation import CORRELATION_URI, ChildRecord, Correlation, HopRecord, traceparent
+from orchestrator._links import Link
+from orchestrator._tracing import span_id_for
+from orchestrator.correlation import (
+    CORRELATION_URI,
+    ChildRecord,
+    Correlation,
+    HopRecord,
+    traceparent,
+)
 
 __all__ = ("Hop", "HopHost", "HopRegistry", "Outstanding")
 

@@ -42,8 +42,7 @@ from a2a_actors.protocol.card import AgentCard
 from a2a_actors.protocol.models import Message, StreamResponse, Task
 from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
 from a2a_actors.runtime import Agent, TaskRunner
-
-from .correlation import CORRELATION_URI, STARTS_AT_ONCE
+from orchestrator.correlation import CORRELATION_URI, STARTS_AT_ONCE
 
 __all__ = (
     "Link",

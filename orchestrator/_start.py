@@ -44,13 +44,12 @@ import anyio
 from a2a_actors.protocol.errors import A2AError
 from a2a_actors.protocol.models import Message, Role, StreamResponse, Task, TaskState, utc_now
 from a2a_actors.runtime import SubscriberDropped
-
-from ._hop import Hop, Outstanding
-from .correlation import CORRELATION_URI, ChildRecord, Correlation, traceparent
-from .errors import DelegationError
+from orchestrator._hop import Hop, Outstanding
+from orchestrator.correlation import CORRELATION_URI, ChildRecord, Correlation, traceparent
+from orchestrator.errors import DelegationError
 
 if TYPE_CHECKING:
-    from ._links import Link
+    from orchestrator._links import Link
 
 __all__ = ("ChildStarter", "Plan", "shielded_at_first")
 

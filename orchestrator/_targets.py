@@ -35,10 +35,9 @@ from a2a_actors.client.middleware import ClientMiddleware
 from a2a_actors.client.registry import REGISTRY_ENV, Registry, open_registry
 from a2a_actors.protocol.errors import A2AError, UnsupportedOperationError
 from a2a_actors.runtime import Agent, TaskContext, as_agent
-
-from ._links import Link, LocalLink, RemoteLink, starts_at_once
-from .errors import DelegationError
-from .orchestrated import orchestrated
+from orchestrator._links import Link, LocalLink, RemoteLink, starts_at_once
+from orchestrator.errors import DelegationError
+from orchestrator.orchestrated import orchestrated
 
 __all__ = ("ClientFactory", "Resolver", "Targets")
 

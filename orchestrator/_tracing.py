@@ -30,7 +30,7 @@ from a2a_actors.runtime import tracing
 from a2a_actors.runtime.tracing import ATTRIBUTES
 
 if TYPE_CHECKING:
-    from .correlation import Correlation
+    from orchestrator.correlation import Correlation
 
 __all__ = ("DelegationSpan", "Outcomes", "root_trace_id", "span_id_for")
 

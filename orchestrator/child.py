@@ -49,15 +49,14 @@ from a2a_actors.protocol.errors import A2AError, UnsupportedOperationError
 from a2a_actors.protocol.models import Message, Part, Role, StreamResponse, Task, TaskState
 from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
 from a2a_actors.runtime import SubscriberDropped
-
-from ._start import ChildStarter, Plan as Plan
-from ._tracing import DelegationSpan, Outcomes
-from .correlation import CORRELATION_URI, Correlation
-from .errors import CycleError, DelegationError, DepthLimitError, InputRequired
-from .outcome import DelegationResult as DelegationResult, failure_of
+from orchestrator._start import ChildStarter, Plan as Plan
+from orchestrator._tracing import DelegationSpan, Outcomes
+from orchestrator.correlation import CORRELATION_URI, Correlation
+from orchestrator.errors import CycleError, DelegationError, DepthLimitError, InputRequired
+from orchestrator.outcome import DelegationResult as DelegationResult, failure_of
 
 if TYPE_CHECKING:
-    from ._hop import HopRegistry
+    from orchestrator._hop import HopRegistry
 
 __all__ = ("ChildStream", "DelegationResult", "Plan")
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import CycleError, DepthLimitError
+from orchestrator.errors import CycleError, DepthLimitError
 
 __all__ = (
     "CORRELATION_URI",

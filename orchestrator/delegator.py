@@ -42,13 +42,12 @@ from a2a_actors.client.registry import Registry
 from a2a_actors.protocol.errors import UnsupportedOperationError
 from a2a_actors.protocol.models import Message, Part, Role, Task, utc_now
 from a2a_actors.runtime import TaskContext, TaskRunner
-
-from ._hop import Hop, HopRegistry
-from ._start import Plan
-from ._targets import ClientFactory as ClientFactory, Resolver as Resolver, Targets
-from ._tracing import Outcomes, root_trace_id
-from .child import ChildStream
-from .correlation import (
+from orchestrator._hop import Hop, HopRegistry
+from orchestrator._start import Plan
+from orchestrator._targets import ClientFactory as ClientFactory, Resolver as Resolver, Targets
+from orchestrator._tracing import Outcomes, root_trace_id
+from orchestrator.child import ChildStream
+from orchestrator.correlation import (
     CORRELATION_URI,
     DEFAULT_MAX_DEPTH,
     HopRecord,
@@ -58,8 +57,8 @@ from .correlation import (
     parse_traceparent,
     root_correlation,
 )
-from .orphans import cancel_orphans
-from .outcome import DelegationResult
+from orchestrator.orphans import cancel_orphans
+from orchestrator.outcome import DelegationResult
 
 __all__ = ("ClientFactory", "Orchestrator", "Resolver", "delegate", "stream_delegate")
 

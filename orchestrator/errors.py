@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from a2a_actors.protocol.models import Message
-
-    from .outcome import DelegationResult
+    from orchestrator.outcome import DelegationResult
 
 __all__ = ("CycleError", "DelegationError", "DepthLimitError", "InputRequired")
 

@@ -39,10 +39,9 @@ from a2a_actors.protocol.card import AgentExtension
 from a2a_actors.protocol.models import Message, Part, Role, utc_now
 from a2a_actors.protocol.state import TERMINAL_STATES
 from a2a_actors.runtime import Agent, TaskContext, as_agent
-
-from ._hop import Hop, HopHost
-from ._tracing import root_trace_id
-from .correlation import (
+from orchestrator._hop import Hop, HopHost
+from orchestrator._tracing import root_trace_id
+from orchestrator.correlation import (
     CORRELATION_URI,
     DEFAULT_MAX_DEPTH,
     STARTS_AT_ONCE,
@@ -52,10 +51,10 @@ from .correlation import (
     parse_traceparent,
     root_correlation,
 )
-from .errors import DelegationError
+from orchestrator.errors import DelegationError
 
 if TYPE_CHECKING:
-    from .delegator import Orchestrator
+    from orchestrator.delegator import Orchestrator
 
 __all__ = ("CORRELATION_EXTENSION", "error_message", "is_orchestrated", "orchestrated")
 
@@ -101,7 +100,7 @@ class _Orchestrated:
         :mod:`a2a_actors.server.delegation`): a fresh Orchestrator advertising
         ``public_url``; the server closes it when it stops serving."""
         # Imported here: the orchestrator reaches local agents through orchestrated().
-        from .delegator import Orchestrator
+        from orchestrator.delegator import Orchestrator
 
         if self.max_depth is None:
             return Orchestrator(public_url=public_url)

@@ -23,9 +23,8 @@ import anyio
 from a2a_actors.protocol.errors import TaskNotCancelableError, TaskNotFoundError
 from a2a_actors.protocol.models import Task
 from a2a_actors.protocol.state import TERMINAL_STATES
-
-from ._targets import Targets
-from .correlation import CORRELATION_URI, ChildRecord, hop_record, traceparent
+from orchestrator._targets import Targets
+from orchestrator.correlation import CORRELATION_URI, ChildRecord, hop_record, traceparent
 
 __all__ = ("cancel_orphans",)
 

@@ -14,9 +14,8 @@ from uuid import uuid4
 
 from a2a_actors.client import CallResult
 from a2a_actors.protocol.models import Artifact, Message, Part, Role, Task, TaskState
-
-from .correlation import CORRELATION_URI, Correlation, hop_record
-from .errors import DelegationError
+from orchestrator.correlation import CORRELATION_URI, Correlation, hop_record
+from orchestrator.errors import DelegationError
 
 __all__ = ("DelegationResult", "failure_of")
 

@@ -28,11 +28,10 @@ from a2a_actors.client import A2AClient, RemoteAgent
 from a2a_actors.protocol.card import AgentSkill
 from a2a_actors.protocol.models import Message
 from a2a_actors.runtime import Agent, TaskContext, as_agent
-
-from .delegator import delegate
-from .errors import DelegationError
-from .orchestrated import orchestrated
-from .outcome import DelegationResult
+from orchestrator.delegator import delegate
+from orchestrator.errors import DelegationError
+from orchestrator.orchestrated import orchestrated
+from orchestrator.outcome import DelegationResult
 
 __all__ = (
     "Chooser",

@@ -35,9 +35,8 @@ from anyio.abc import TaskStatus
 
 from a2a_actors.runtime import Supervisor
 from a2a_actors.server import ServerConfig, serve as serve_app
-
-from .delegator import Orchestrator
-from .orchestrated import orchestrated
+from orchestrator.delegator import Orchestrator
+from orchestrator.orchestrated import orchestrated
 
 __all__ = ("serve",)
 

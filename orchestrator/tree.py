@@ -29,8 +29,7 @@ from a2a_actors.protocol.errors import A2AError
 from a2a_actors.protocol.models import Task
 from a2a_actors.protocol.state import TERMINAL_STATES
 from a2a_actors.runtime import Supervisor
-
-from .correlation import ChildRecord, hop_record
+from orchestrator.correlation import ChildRecord, hop_record
 
 __all__ = (
     "HopNode",

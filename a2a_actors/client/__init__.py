@@ -10,15 +10,18 @@ caller-side middleware (``middleware``; docs/middleware.md). See docs/client.md.
 
 from __future__ import annotations
 
-from .auth import (
+from a2a_actors.client.auth import (
     APIKey as APIKey,
     AuthHook as AuthHook,
     BearerToken as BearerToken,
     CredentialsAuth as CredentialsAuth,
 )
-from .card_verify import CardKeys as CardKeys, CardSignatureError as CardSignatureError
-from .client import A2AClient as A2AClient, make_transport as make_transport
-from .discovery import (
+from a2a_actors.client.card_verify import (
+    CardKeys as CardKeys,
+    CardSignatureError as CardSignatureError,
+)
+from a2a_actors.client.client import A2AClient as A2AClient, make_transport as make_transport
+from a2a_actors.client.discovery import (
     DEFAULT_BINDINGS as DEFAULT_BINDINGS,
     DEFAULT_CARD_CACHE as DEFAULT_CARD_CACHE,
     CardCache as CardCache,
@@ -28,28 +31,31 @@ from .discovery import (
     resolve_interface as resolve_interface,
     select_interface as select_interface,
 )
-from .errors import (
+from a2a_actors.client.errors import (
     A2AConnectionError as A2AConnectionError,
     AgentCardError as AgentCardError,
     StreamInterruptedError as StreamInterruptedError,
 )
-from .grpc_binding import GRPCUnavailableError as GRPCUnavailableError
-from .jsonrpc_transport import JSONRPCTransport as JSONRPCTransport
-from .legacy_transport import (
+from a2a_actors.client.grpc_binding import GRPCUnavailableError as GRPCUnavailableError
+from a2a_actors.client.jsonrpc_transport import JSONRPCTransport as JSONRPCTransport
+from a2a_actors.client.legacy_transport import (
     LegacyTransport as LegacyTransport,
     TasksSendTransport as TasksSendTransport,
 )
-from .methods import A2AMethods as A2AMethods, text_message as text_message
-from .middleware import ClientCall as ClientCall, ClientMiddleware as ClientMiddleware
-from .registry import (
+from a2a_actors.client.methods import A2AMethods as A2AMethods, text_message as text_message
+from a2a_actors.client.middleware import (
+    ClientCall as ClientCall,
+    ClientMiddleware as ClientMiddleware,
+)
+from a2a_actors.client.registry import (
     Registry as Registry,
     RegistryEntry as RegistryEntry,
     StaticRegistry as StaticRegistry,
     UnknownAgentError as UnknownAgentError,
     open_registry as open_registry,
 )
-from .registry_wellknown import WellKnownRegistry as WellKnownRegistry
-from .remote_agent import (
+from a2a_actors.client.registry_wellknown import WellKnownRegistry as WellKnownRegistry
+from a2a_actors.client.remote_agent import (
     AgentTool as AgentTool,
     CallResult as CallResult,
     RemoteAgent as RemoteAgent,
@@ -57,9 +63,9 @@ from .remote_agent import (
     Session as Session,
     StreamChunk as StreamChunk,
 )
-from .rest_transport import RESTTransport as RESTTransport
-from .stream import EventStream as EventStream, TaskView as TaskView
-from .transport import (
+from a2a_actors.client.rest_transport import RESTTransport as RESTTransport
+from a2a_actors.client.stream import EventStream as EventStream, TaskView as TaskView
+from a2a_actors.client.transport import (
     Timeouts as Timeouts,
     Transport as Transport,
     request_headers as request_headers,

@@ -16,9 +16,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from a2a_actors.client.transport import request_headers
 from a2a_actors.runtime import tracing
-
-from .transport import request_headers
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import httpx
 
+from a2a_actors.client.errors import AgentCardError
 from a2a_actors.protocol.card import AgentCard
 from a2a_actors.protocol.jose import (
     ASYMMETRIC_ALGORITHMS,
@@ -30,8 +31,6 @@ from a2a_actors.protocol.jose import (
     card_signing_input,
     decode_protected,
 )
-
-from .errors import AgentCardError
 
 __all__ = ("CardKeys", "CardKeysSource", "CardSignatureError", "card_keys")
 

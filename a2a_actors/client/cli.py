@@ -52,13 +52,9 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from a2a_actors.protocol.errors import A2AError, UnauthenticatedError, UnsupportedOperationError
-from a2a_actors.protocol.models import StreamResponse
-from a2a_actors.protocol.state import TERMINAL_STATES
-
-from .card_verify import CardSignatureError
-from .cli_args import common_flags, count, idempotency_key, task_state_flag
-from .cli_errors import (
+from a2a_actors.client.card_verify import CardSignatureError
+from a2a_actors.client.cli_args import common_flags, count, idempotency_key, task_state_flag
+from a2a_actors.client.cli_errors import (
     GRPC_SCHEMES,
     check_binding,
     credentials_hint,
@@ -67,13 +63,23 @@ from .cli_errors import (
     grpc_extra,
     registry_extra,
 )
-from .cli_output import emit, follow, print_card, print_reply, state_name, waiting_hint
-from .cli_send import send
-from .cli_time import DEFAULT_BOUND, TIMED_OUT, Deadline, TimedOut
-from .client import A2AClient
-from .grpc_binding import GRPC_BINDING, GRPCUnavailableError
-from .middleware import retry_sends
-from .registry import REGISTRY_ENV, Registry, is_url, open_registry
+from a2a_actors.client.cli_output import (
+    emit,
+    follow,
+    print_card,
+    print_reply,
+    state_name,
+    waiting_hint,
+)
+from a2a_actors.client.cli_send import send
+from a2a_actors.client.cli_time import DEFAULT_BOUND, TIMED_OUT, Deadline, TimedOut
+from a2a_actors.client.client import A2AClient
+from a2a_actors.client.grpc_binding import GRPC_BINDING, GRPCUnavailableError
+from a2a_actors.client.middleware import retry_sends
+from a2a_actors.client.registry import REGISTRY_ENV, Registry, is_url, open_registry
+from a2a_actors.protocol.errors import A2AError, UnauthenticatedError, UnsupportedOperationError
+from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.protocol.state import TERMINAL_STATES
 
 __all__ = ("add_client_commands", "main", "opened_registry", "register")
 

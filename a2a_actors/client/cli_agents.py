@@ -26,12 +26,11 @@ from typing import Any
 import anyio
 import msgspec
 
+from a2a_actors.client.cli import opened_registry
+from a2a_actors.client.cli_errors import fail
+from a2a_actors.client.registry import Registry, RegistryEntry, StaticRegistry
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.errors import A2AError
-
-from .cli import opened_registry
-from .cli_errors import fail
-from .registry import Registry, RegistryEntry, StaticRegistry
 
 __all__ = ("register", "run")
 

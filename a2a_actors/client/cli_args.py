@@ -13,14 +13,13 @@ import argparse
 
 import httpx
 
+from a2a_actors.client.call_arguments import task_state
+from a2a_actors.client.cli_output import state_name
+from a2a_actors.client.cli_time import DEFAULT_BOUND, timeout_seconds
+from a2a_actors.client.grpc_binding import GRPC_BINDING
+from a2a_actors.client.registry import REGISTRY_ENV
 from a2a_actors.protocol.headers import MAX_IDEMPOTENCY_KEY_LENGTH, valid_idempotency_key
 from a2a_actors.protocol.models import TaskState
-
-from .call_arguments import task_state
-from .cli_output import state_name
-from .cli_time import DEFAULT_BOUND, timeout_seconds
-from .grpc_binding import GRPC_BINDING
-from .registry import REGISTRY_ENV
 
 __all__ = ("common_flags", "count", "idempotency_key", "task_state_flag")
 

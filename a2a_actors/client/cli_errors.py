@@ -22,12 +22,11 @@ import ssl
 
 import httpx
 
+from a2a_actors.client.cli_output import note
+from a2a_actors.client.client import A2AClient
+from a2a_actors.client.errors import A2AConnectionError
+from a2a_actors.client.grpc_binding import GRPC_BINDING
 from a2a_actors.protocol.errors import A2AError
-
-from .cli_output import note
-from .client import A2AClient
-from .errors import A2AConnectionError
-from .grpc_binding import GRPC_BINDING
 
 __all__ = (
     "GRPC_SCHEMES",

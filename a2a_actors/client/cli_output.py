@@ -18,13 +18,12 @@ from __future__ import annotations
 import shlex
 import sys
 
+from a2a_actors.client.client import A2AClient
+from a2a_actors.client.stream import EventStream
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import AgentCard
 from a2a_actors.protocol.models import Message, Role, StreamResponse, Task, TaskState
 from a2a_actors.protocol.state import INTERRUPTED_STATES
-
-from .client import A2AClient
-from .stream import EventStream
 
 __all__ = (
     "emit",

@@ -31,16 +31,15 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from a2a_actors.client.cli_output import emit, follow, note, print_reply, state_name, waiting_hint
+from a2a_actors.client.cli_time import INTERRUPTED, TIMED_OUT
+from a2a_actors.client.client import A2AClient
+from a2a_actors.client.stream import EventStream
+from a2a_actors.client.transport import request_headers
 from a2a_actors.protocol.headers import IDEMPOTENCY_HEADER
 from a2a_actors.protocol.models import Message, Task, TaskState
 from a2a_actors.protocol.requests import SendMessageResponse
 from a2a_actors.protocol.state import TERMINAL_STATES
-
-from .cli_output import emit, follow, note, print_reply, state_name, waiting_hint
-from .cli_time import INTERRUPTED, TIMED_OUT
-from .client import A2AClient
-from .stream import EventStream
-from .transport import request_headers
 
 __all__ = ("send",)
 

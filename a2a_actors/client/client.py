@@ -19,11 +19,9 @@ from typing import cast
 import httpx
 
 from a2a_actors._version import __version__
-from a2a_actors.protocol.card import AgentCard, AgentInterface
-
-from .auth import APIKey, AuthHook, BearerToken, build_auth
-from .card_verify import CardKeys, CardKeysSource, CardSignatureError, card_keys
-from .discovery import (
+from a2a_actors.client.auth import APIKey, AuthHook, BearerToken, build_auth
+from a2a_actors.client.card_verify import CardKeys, CardKeysSource, CardSignatureError, card_keys
+from a2a_actors.client.discovery import (
     DEFAULT_CARD_CACHE,
     TASKS_SEND_BINDING,
     CardCache,
@@ -31,14 +29,20 @@ from .discovery import (
     parse_version,
     resolve_interface,
 )
-from .grpc_binding import GRPC_BINDING, transport_class
-from .jsonrpc_transport import JSONRPCTransport
-from .legacy_transport import LegacyTransport, TasksSendTransport
-from .methods import A2AMethods
-from .middleware import ClientCall, ClientMiddleware, MiddlewareTransport, run_chain
-from .registry import Registry, is_url
-from .rest_transport import RESTTransport
-from .transport import Timeouts, Transport
+from a2a_actors.client.grpc_binding import GRPC_BINDING, transport_class
+from a2a_actors.client.jsonrpc_transport import JSONRPCTransport
+from a2a_actors.client.legacy_transport import LegacyTransport, TasksSendTransport
+from a2a_actors.client.methods import A2AMethods
+from a2a_actors.client.middleware import (
+    ClientCall,
+    ClientMiddleware,
+    MiddlewareTransport,
+    run_chain,
+)
+from a2a_actors.client.registry import Registry, is_url
+from a2a_actors.client.rest_transport import RESTTransport
+from a2a_actors.client.transport import Timeouts, Transport
+from a2a_actors.protocol.card import AgentCard, AgentInterface
 
 __all__ = ("A2AClient", "make_transport")
 

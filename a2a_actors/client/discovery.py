@@ -35,13 +35,12 @@ from typing import Any
 import httpx
 import msgspec
 
+from a2a_actors.client.errors import AgentCardError
+from a2a_actors.client.grpc_binding import GRPC_BINDING, grpc_installed, missing_extra
+from a2a_actors.client.transport import map_httpx_errors
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import AgentCard, AgentInterface
 from a2a_actors.protocol.legacy_card import card_from_v0_3
-
-from .errors import AgentCardError
-from .grpc_binding import GRPC_BINDING, grpc_installed, missing_extra
-from .transport import map_httpx_errors
 
 __all__ = (
     "CARD_PATH",

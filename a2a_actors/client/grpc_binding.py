@@ -12,7 +12,7 @@ import importlib.util
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .grpc_transport import GRPCTransport
+    from a2a_actors.client.grpc_transport import GRPCTransport
 
 __all__ = (
     "GRPC_BINDING",
@@ -50,7 +50,7 @@ def transport_class() -> type[GRPCTransport]:
         GRPCUnavailableError: The ``grpc`` extra is not installed.
     """
     try:
-        from .grpc_transport import GRPCTransport
+        from a2a_actors.client.grpc_transport import GRPCTransport
     except ImportError as exc:
         raise missing_extra(f"{exc.name or 'grpcio'} is missing") from None
     return GRPCTransport

@@ -56,14 +56,13 @@ from google.protobuf.message import DecodeError
 from google.rpc import status_pb2
 
 from a2a_actors._version import __version__
+from a2a_actors.client.errors import A2AConnectionError, apply_retry_after
+from a2a_actors.client.grpc_loop import LoopRunner, runner_for_current_loop
+from a2a_actors.client.transport import EventSource, Timeouts, current_request_headers, is_none_type
 from a2a_actors.protocol import grpc_status, protobuf
 from a2a_actors.protocol.card import AgentInterface
 from a2a_actors.protocol.errors import A2AError, InternalError, MethodNotFoundError
 from a2a_actors.protocol.models import StreamResponse
-
-from .errors import A2AConnectionError, apply_retry_after
-from .grpc_loop import LoopRunner, runner_for_current_loop
-from .transport import EventSource, Timeouts, current_request_headers, is_none_type
 
 __all__ = ("DEFAULT_MAX_MESSAGE_BYTES", "GRPCTransport", "error_from_grpc")
 

@@ -14,13 +14,12 @@ import itertools
 from collections.abc import Sequence
 from typing import TypeVar, cast
 
+from a2a_actors.client.errors import apply_retry_after
+from a2a_actors.client.transport import EventSource, HTTPTransport, is_none_type
 from a2a_actors.protocol import jsonrpc
 from a2a_actors.protocol.errors import A2AError
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.protocol.sse import SSEEvent
-
-from .errors import apply_retry_after
-from .transport import EventSource, HTTPTransport, is_none_type
 
 __all__ = ("JSONRPCTransport",)
 

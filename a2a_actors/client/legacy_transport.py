@@ -25,6 +25,7 @@ from typing import Any, TypeVar, cast
 import httpx
 import msgspec
 
+from a2a_actors.client.transport import EventSource, HTTPTransport, Timeouts
 from a2a_actors.protocol import codec, legacy_v0_3
 from a2a_actors.protocol.card import AgentInterface
 from a2a_actors.protocol.errors import InternalError, UnsupportedOperationError
@@ -33,8 +34,6 @@ from a2a_actors.protocol.models import StreamResponse, Task
 from a2a_actors.protocol.requests import GetTaskRequest, SendMessageRequest, SendMessageResponse
 from a2a_actors.protocol.sse import SSEEvent
 from a2a_actors.protocol.state import apply_history_length
-
-from .transport import EventSource, HTTPTransport, Timeouts
 
 __all__ = ("LegacyTransport", "TasksSendTransport")
 

@@ -16,6 +16,13 @@ from collections.abc import Sequence
 
 from msgspec.structs import replace
 
+from a2a_actors.client.call_arguments import (
+    send_message_request,
+    task_state,
+    text_message as text_message,
+)
+from a2a_actors.client.stream import EventStream
+from a2a_actors.client.transport import EventSource, Transport
 from a2a_actors.protocol.card import AgentCard, AgentInterface
 from a2a_actors.protocol.models import JSONObject, Message, Task, TaskState
 from a2a_actors.protocol.requests import (
@@ -33,10 +40,6 @@ from a2a_actors.protocol.requests import (
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
-
-from .call_arguments import send_message_request, task_state, text_message as text_message
-from .stream import EventStream
-from .transport import EventSource, Transport
 
 __all__ = ("A2AMethods", "text_message")
 

@@ -51,12 +51,16 @@ from typing import Any, TypeAlias, TypeVar, cast
 
 import anyio
 
+from a2a_actors.client.errors import A2AConnectionError
+from a2a_actors.client.transport import (
+    EventSource,
+    Transport,
+    current_request_headers,
+    request_headers,
+)
 from a2a_actors.protocol.card import AgentInterface
 from a2a_actors.protocol.headers import IDEMPOTENCY_HEADER
 from a2a_actors.protocol.models import StreamResponse
-
-from .errors import A2AConnectionError
-from .transport import EventSource, Transport, current_request_headers, request_headers
 
 __all__ = (
     "IDEMPOTENT_READS",

@@ -38,10 +38,9 @@ import anyio
 import httpx
 from anyio.streams.memory import MemoryObjectSendStream
 
+from a2a_actors.client.discovery import DEFAULT_CARD_CACHE, CardCache, discover
+from a2a_actors.client.errors import AgentCardError
 from a2a_actors.protocol.card import AgentCard
-
-from .discovery import DEFAULT_CARD_CACHE, CardCache, discover
-from .errors import AgentCardError
 
 __all__ = (
     "REGISTRY_ENV",
@@ -311,7 +310,7 @@ def open_registry(spec: str, **options: object) -> AbstractAsyncContextManager[R
         from a2a_actors.cluster import require_nats
 
         require_nats()
-        from .registry_nats import NatsRegistry  # nats-py only when asked for
+        from a2a_actors.client.registry_nats import NatsRegistry  # nats-py only when asked for
 
         return NatsRegistry.open(spec.split(","), **options)  # type: ignore[arg-type]
     return _opened(StaticRegistry.from_file(spec, **options))

@@ -21,6 +21,7 @@ import anyio
 import anyio.abc
 import sniffio
 
+from a2a_actors.client.registry import RegistryChange, RegistryEntry, unknown_agent
 from a2a_actors.cluster.connection import ClusterConnection
 from a2a_actors.cluster.directory import (
     DEFAULT_BUCKET,
@@ -29,8 +30,6 @@ from a2a_actors.cluster.directory import (
     DirectoryChange,
 )
 from a2a_actors.protocol.card import AgentCard
-
-from .registry import RegistryChange, RegistryEntry, unknown_agent
 
 __all__ = ("NatsRegistry",)
 

@@ -17,11 +17,16 @@ from contextlib import AbstractAsyncContextManager
 
 import httpx
 
+from a2a_actors.client.discovery import DEFAULT_CARD_CACHE, CardCache, discover
+from a2a_actors.client.errors import A2AConnectionError, AgentCardError
+from a2a_actors.client.registry import (
+    RegistryChange,
+    RegistryEntry,
+    Watchers,
+    is_url,
+    unknown_agent,
+)
 from a2a_actors.protocol.card import AgentCard
-
-from .discovery import DEFAULT_CARD_CACHE, CardCache, discover
-from .errors import A2AConnectionError, AgentCardError
-from .registry import RegistryChange, RegistryEntry, Watchers, is_url, unknown_agent
 
 __all__ = ("WellKnownRegistry",)
 

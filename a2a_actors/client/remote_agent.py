@@ -26,15 +26,14 @@ from typing import Any
 import anyio
 from msgspec.structs import replace
 
+from a2a_actors.client.agent_tool import AgentTool as AgentTool, agent_tool, tool_name
+from a2a_actors.client.call_arguments import text_message
+from a2a_actors.client.call_span import ClientSpan
+from a2a_actors.client.client import A2AClient
+from a2a_actors.client.stream import EventStream
 from a2a_actors.protocol.models import Message, Role, StreamResponse, Task, TaskState
 from a2a_actors.protocol.state import INTERRUPTED_STATES
 from a2a_actors.runtime.tracing import ATTRIBUTES
-
-from .agent_tool import AgentTool as AgentTool, agent_tool, tool_name
-from .call_arguments import text_message
-from .call_span import ClientSpan
-from .client import A2AClient
-from .stream import EventStream
 
 __all__ = ("AgentTool", "CallResult", "RemoteAgent", "RemoteStream", "Session", "StreamChunk")
 

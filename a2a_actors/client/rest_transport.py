@@ -33,6 +33,8 @@ from urllib.parse import quote
 
 import msgspec
 
+from a2a_actors.client.errors import error_from_status_body
+from a2a_actors.client.transport import EventSource, HTTPTransport, is_none_type
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.errors import (
     InternalError,
@@ -41,9 +43,6 @@ from a2a_actors.protocol.errors import (
 )
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.protocol.sse import SSEEvent
-
-from .errors import error_from_status_body
-from .transport import EventSource, HTTPTransport, is_none_type
 
 __all__ = ("RESTTransport",)
 

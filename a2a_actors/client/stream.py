@@ -41,6 +41,8 @@ from types import TracebackType
 import anyio
 from msgspec.structs import replace
 
+from a2a_actors.client.errors import A2AConnectionError, StreamInterruptedError
+from a2a_actors.client.transport import EventSource, request_headers
 from a2a_actors.protocol.errors import A2AError, ServerBusyError, UnsupportedOperationError
 from a2a_actors.protocol.models import (
     Artifact,
@@ -51,9 +53,6 @@ from a2a_actors.protocol.models import (
     TaskStatus,
 )
 from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
-
-from .errors import A2AConnectionError, StreamInterruptedError
-from .transport import EventSource, request_headers
 
 __all__ = ("LAST_EVENT_ID", "MAX_RETRY_DELAY", "EventStream", "TaskView", "is_final_state")
 

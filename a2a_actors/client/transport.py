@@ -36,12 +36,11 @@ from typing import Protocol, TypeVar
 
 import httpx
 
+from a2a_actors.client.errors import A2AConnectionError, error_from_http
 from a2a_actors.protocol.card import AgentInterface
 from a2a_actors.protocol.errors import A2AError, InvalidAgentResponseError
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.protocol.sse import SSEEvent, SSEParser, SSEProtocolError
-
-from .errors import A2AConnectionError, error_from_http
 
 __all__ = (
     "current_request_headers",

@@ -35,24 +35,27 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from a2a_actors.cluster.errors import (
     ClusterExtraMissingError as ClusterExtraMissingError,
     ClusterUnavailableError as ClusterUnavailableError,
     LeaseLostError as LeaseLostError,
     OwnerUnreachableError as OwnerUnreachableError,
 )
-from .names import ClusterNames as ClusterNames, cluster_token as cluster_token
-from .nats_server import NatsServer as NatsServer, find_nats_server as find_nats_server
+from a2a_actors.cluster.names import ClusterNames as ClusterNames, cluster_token as cluster_token
+from a2a_actors.cluster.nats_server import (
+    NatsServer as NatsServer,
+    find_nats_server as find_nats_server,
+)
 
 if TYPE_CHECKING:
-    from .connection import ClusterConnection as ClusterConnection
-    from .event_log import EventLog as EventLog
-    from .inbox import OwnerInbox as OwnerInbox
-    from .leases import NodeLeases as NodeLeases
-    from .node import ClusterNode as ClusterNode
-    from .owner import SupervisorInbox as SupervisorInbox
-    from .push_configs import NatsPushConfigStore as NatsPushConfigStore
-    from .task_store import NatsTaskStore as NatsTaskStore
+    from a2a_actors.cluster.connection import ClusterConnection as ClusterConnection
+    from a2a_actors.cluster.event_log import EventLog as EventLog
+    from a2a_actors.cluster.inbox import OwnerInbox as OwnerInbox
+    from a2a_actors.cluster.leases import NodeLeases as NodeLeases
+    from a2a_actors.cluster.node import ClusterNode as ClusterNode
+    from a2a_actors.cluster.owner import SupervisorInbox as SupervisorInbox
+    from a2a_actors.cluster.push_configs import NatsPushConfigStore as NatsPushConfigStore
+    from a2a_actors.cluster.task_store import NatsTaskStore as NatsTaskStore
 
 __all__ = (
     "ClusterConnection",

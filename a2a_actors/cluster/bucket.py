@@ -46,8 +46,8 @@ from nats.js.errors import (
 )
 from nats.js.kv import KeyValue
 
-from .connection import ClusterConnection, acked_sequence, close_subscription
-from .kv import HEARTBEAT_S, is_deletion, open_bucket, stream_sequence
+from a2a_actors.cluster.connection import ClusterConnection, acked_sequence, close_subscription
+from a2a_actors.cluster.kv import HEARTBEAT_S, is_deletion, open_bucket, stream_sequence
 
 __all__ = ("FollowedBucket", "KVChange")
 

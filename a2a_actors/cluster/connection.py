@@ -58,9 +58,9 @@ from nats.js import JetStreamContext
 from nats.js.api import Header
 from nats.js.errors import APIError
 
-from ..protocol.errors import PayloadTooLargeError
-from .errors import ClusterUnavailableError
-from .names import ClusterNames
+from a2a_actors.cluster.errors import ClusterUnavailableError
+from a2a_actors.cluster.names import ClusterNames
+from a2a_actors.protocol.errors import PayloadTooLargeError
 
 __all__ = ("ClusterConnection", "ConnectionStatistics", "acked_sequence", "close_subscription")
 

@@ -31,13 +31,12 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from nats.js.errors import KeyDeletedError, KeyNotFoundError
 from nats.js.kv import KeyValue
 
+from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.errors import ClusterUnavailableError
+from a2a_actors.cluster.kv import follow_keys, latest_values, open_bucket
+from a2a_actors.cluster.names import task_id_of_key, task_key
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.card import AgentCard
-
-from .connection import ClusterConnection
-from .errors import ClusterUnavailableError
-from .kv import follow_keys, latest_values, open_bucket
-from .names import task_id_of_key, task_key
 
 __all__ = ("DEFAULT_BUCKET", "AgentDirectory", "AgentRecord", "DirectoryChange")
 

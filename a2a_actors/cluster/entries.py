@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import msgspec
 
-from ..protocol import codec
-from ..protocol.state import is_terminal
-from ..stores.base import StoredTask
-from .object_refs import Refs
+from a2a_actors.cluster.object_refs import Refs
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.state import is_terminal
+from a2a_actors.stores.base import StoredTask
 
 __all__ = ("Entry", "Holder", "decode_entry", "replaces")
 

@@ -9,7 +9,7 @@ code itself handles or reports at start-up.
 
 from __future__ import annotations
 
-from ..protocol.errors import ServerBusyError
+from a2a_actors.protocol.errors import ServerBusyError
 
 __all__ = (
     "ClusterExtraMissingError",

@@ -62,21 +62,21 @@ from nats.aio.msg import Msg
 from nats.js.api import DeliverPolicy, Header, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from ..protocol import codec
-from ..protocol.errors import PayloadTooLargeError
-from ..protocol.models import StreamResponse
-from ..stores.base import StoredTask, TaskStore
-from .connection import ClusterConnection, acked_sequence, close_subscription
-from .errors import ClusterUnavailableError
-from .names import task_key
-from .offload import Offloader
-from .task_feed import (
+from a2a_actors.cluster.connection import ClusterConnection, acked_sequence, close_subscription
+from a2a_actors.cluster.errors import ClusterUnavailableError
+from a2a_actors.cluster.names import task_key
+from a2a_actors.cluster.offload import Offloader
+from a2a_actors.cluster.task_feed import (
     OBJECTS_HEADER as OBJECTS_HEADER,
     LoggedEvent as LoggedEvent,
     TaskFeed as TaskFeed,
     deliverer,
     ends_task as ends_task,
 )
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.errors import PayloadTooLargeError
+from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.stores.base import StoredTask, TaskStore
 
 __all__ = (
     "FIRST_VERSION_HEADER",

@@ -32,8 +32,10 @@ from uuid import uuid4
 
 import anyio
 
-from ..protocol.errors import IllegalTransitionError, PayloadTooLargeError
-from ..protocol.models import (
+from a2a_actors.cluster.errors import ClusterUnavailableError
+from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.protocol.errors import IllegalTransitionError, PayloadTooLargeError
+from a2a_actors.protocol.models import (
     Message,
     Part,
     Role,
@@ -43,11 +45,9 @@ from ..protocol.models import (
     TaskStatus,
     utc_now,
 )
-from ..protocol.state import TaskMachine, is_terminal
-from ..runtime.environment import WriteLostError
-from ..stores.base import StoredTask, TaskPage, TaskQuery
-from .errors import ClusterUnavailableError
-from .task_store import NatsTaskStore
+from a2a_actors.protocol.state import TaskMachine, is_terminal
+from a2a_actors.runtime.environment import WriteLostError
+from a2a_actors.stores.base import StoredTask, TaskPage, TaskQuery
 
 __all__ = ("HeldTaskStore",)
 

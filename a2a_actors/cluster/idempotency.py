@@ -27,11 +27,10 @@ import msgspec
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
+from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.entries import Holder
+from a2a_actors.cluster.kv import open_bucket
 from a2a_actors.stores.keys import Sent
-
-from .connection import ClusterConnection
-from .entries import Holder
-from .kv import open_bucket
 
 __all__ = ("NatsKeys",)
 

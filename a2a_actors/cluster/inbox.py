@@ -46,13 +46,13 @@ import msgspec
 import nats.errors
 from nats.aio.msg import Msg
 
-from ..protocol.errors import A2AError, InternalError, error_for_code
-from ..protocol.models import Message, Task
-from ..protocol.requests import SendMessageRequest
-from .connection import ClusterConnection, close_subscription
-from .errors import OwnerUnreachableError
-from .object_refs import Refs, V
-from .offload import Offloader
+from a2a_actors.cluster.connection import ClusterConnection, close_subscription
+from a2a_actors.cluster.errors import OwnerUnreachableError
+from a2a_actors.cluster.object_refs import Refs, V
+from a2a_actors.cluster.offload import Offloader
+from a2a_actors.protocol.errors import A2AError, InternalError, error_for_code
+from a2a_actors.protocol.models import Message, Task
+from a2a_actors.protocol.requests import SendMessageRequest
 
 __all__ = (
     "CancelCommand",

@@ -20,7 +20,7 @@ from nats.js.api import DeliverPolicy, KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyDeletedError, KeyNotFoundError, NoKeysError
 from nats.js.kv import KeyValue
 
-from .connection import ClusterConnection, close_subscription
+from a2a_actors.cluster.connection import ClusterConnection, close_subscription
 
 __all__ = (
     "HEARTBEAT_S",

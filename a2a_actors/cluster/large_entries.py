@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..protocol import codec
-from ..protocol.errors import InternalError
-from ..runtime.queries import DEFAULT_MAX_PAGE_BYTES
-from ..stores.base import StoredTask, TaskPage, encode_page_token, sort_key
-from .entries import Entry
-from .object_refs import Refs
-from .offload import Offloader
+from a2a_actors.cluster.entries import Entry
+from a2a_actors.cluster.object_refs import Refs
+from a2a_actors.cluster.offload import Offloader
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.errors import InternalError
+from a2a_actors.runtime.queries import DEFAULT_MAX_PAGE_BYTES
+from a2a_actors.stores.base import StoredTask, TaskPage, encode_page_token, sort_key
 
 __all__ = ("LargeEntries",)
 

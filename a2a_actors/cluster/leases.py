@@ -42,9 +42,9 @@ from nats.js.errors import (
 )
 from nats.js.kv import KeyValue
 
-from .connection import ClusterConnection
-from .errors import ClusterUnavailableError, LeaseLostError
-from .kv import follow_keys, latest_values, open_bucket
+from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.errors import ClusterUnavailableError, LeaseLostError
+from a2a_actors.cluster.kv import follow_keys, latest_values, open_bucket
 
 __all__ = ("Lease", "LeaseHeldError", "LeaseRecord", "NodeEvent", "NodeLeases")
 

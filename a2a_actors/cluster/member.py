@@ -38,27 +38,23 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..protocol.models import (
-    Message,
-    StreamResponse,
-    Task,
-)
-from ..protocol.requests import SendMessageRequest
-from ..protocol.state import SETTLED_STATES, is_terminal
-from ..runtime.fanout import Fanout, Subscription
-from ..runtime.supervisor import Supervisor
-from ..stores.base import StoredTask
-from .errors import ClusterUnavailableError
-from .event_log import TaskFeed
-from .held_store import HeldTaskStore
-from .idempotency import NatsKeys
-from .inbox import CancelCommand, InputCommand
-from .node import ClusterNode
-from .offload import ObjectLimits
-from .owner import SupervisorInbox
-from .publisher import EventLogPublisher
-from .push_configs import NatsPushConfigStore
-from .retention import run_retention
+from a2a_actors.cluster.errors import ClusterUnavailableError
+from a2a_actors.cluster.event_log import TaskFeed
+from a2a_actors.cluster.held_store import HeldTaskStore
+from a2a_actors.cluster.idempotency import NatsKeys
+from a2a_actors.cluster.inbox import CancelCommand, InputCommand
+from a2a_actors.cluster.node import ClusterNode
+from a2a_actors.cluster.offload import ObjectLimits
+from a2a_actors.cluster.owner import SupervisorInbox
+from a2a_actors.cluster.publisher import EventLogPublisher
+from a2a_actors.cluster.push_configs import NatsPushConfigStore
+from a2a_actors.cluster.retention import run_retention
+from a2a_actors.protocol.models import Message, StreamResponse, Task
+from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol.state import SETTLED_STATES, is_terminal
+from a2a_actors.runtime.fanout import Fanout, Subscription
+from a2a_actors.runtime.supervisor import Supervisor
+from a2a_actors.stores.base import StoredTask
 
 __all__ = (
     "ClusterMember",

@@ -31,13 +31,13 @@ from collections.abc import Callable
 
 import msgspec
 
-from ..protocol.state import is_terminal
-from ..stores.base import StoredTask, TaskPage, TaskQuery
-from ..stores.memory import MemoryTaskStore
-from .bucket import KVChange
-from .entries import Entry, Holder, decode_entry
-from .names import task_key
-from .object_refs import Refs
+from a2a_actors.cluster.bucket import KVChange
+from a2a_actors.cluster.entries import Entry, Holder, decode_entry
+from a2a_actors.cluster.names import task_key
+from a2a_actors.cluster.object_refs import Refs
+from a2a_actors.protocol.state import is_terminal
+from a2a_actors.stores.base import StoredTask, TaskPage, TaskQuery
+from a2a_actors.stores.memory import MemoryTaskStore
 
 __all__ = ("TaskMirror",)
 

@@ -48,7 +48,7 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from .errors import ClusterExtraMissingError
+from a2a_actors.cluster.errors import ClusterExtraMissingError
 
 __all__ = ("DEFAULT_MEMORY_LIMIT", "NatsServer", "NatsServerError", "find_nats_server")
 

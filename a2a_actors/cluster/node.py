@@ -36,18 +36,18 @@ from contextlib import asynccontextmanager
 import anyio
 import anyio.abc
 
-from ..protocol.models import utc_now
-from ..stores.base import StoredTask
-from .connection import ClusterConnection
-from .entries import Holder
-from .errors import ClusterUnavailableError
-from .event_log import EventLog
-from .inbox import OwnerInbox
-from .leases import Lease, LeaseRecord, NodeLeases
-from .offload import ObjectLimits, Offloader
-from .push_configs import NatsPushConfigStore
-from .settling import settle_lost_node
-from .task_store import NatsTaskStore
+from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.entries import Holder
+from a2a_actors.cluster.errors import ClusterUnavailableError
+from a2a_actors.cluster.event_log import EventLog
+from a2a_actors.cluster.inbox import OwnerInbox
+from a2a_actors.cluster.leases import Lease, LeaseRecord, NodeLeases
+from a2a_actors.cluster.offload import ObjectLimits, Offloader
+from a2a_actors.cluster.push_configs import NatsPushConfigStore
+from a2a_actors.cluster.settling import settle_lost_node
+from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.protocol.models import utc_now
+from a2a_actors.stores.base import StoredTask
 
 __all__ = ("ClusterNode",)
 

@@ -52,8 +52,8 @@ from nats.js.object_store import (
     OBJ_STREAM_TEMPLATE,
 )
 
-from ..protocol.errors import PayloadTooLargeError
-from .connection import ClusterConnection, acked_sequence, close_subscription
+from a2a_actors.cluster.connection import ClusterConnection, acked_sequence, close_subscription
+from a2a_actors.protocol.errors import PayloadTooLargeError
 
 __all__ = ("META", "ObjectBucket", "ObjectMeta")
 

@@ -35,8 +35,8 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
-from ..protocol.models import Artifact, Message, Part, StreamResponse, Task
-from ..stores.base import StoredTask
+from a2a_actors.protocol.models import Artifact, Message, Part, StreamResponse, Task
+from a2a_actors.stores.base import StoredTask
 
 __all__ = ("Piece", "Ref", "Refs", "pieces", "restore", "strip")
 

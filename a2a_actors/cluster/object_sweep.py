@@ -28,9 +28,9 @@ from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError
 from nats.js.object_store import OBJ_CHUNKS_PRE_TEMPLATE, OBJ_META_PRE_TEMPLATE
 
-from .connection import close_subscription
-from .names import task_id_of_key
-from .object_bucket import META, ObjectBucket
+from a2a_actors.cluster.connection import close_subscription
+from a2a_actors.cluster.names import task_id_of_key
+from a2a_actors.cluster.object_bucket import META, ObjectBucket
 
 __all__ = ("ObjectEntry", "ObjectSweep")
 

@@ -50,14 +50,14 @@ from collections.abc import Callable, Collection, Sequence
 
 import anyio.to_thread
 
-from ..protocol.errors import PayloadTooLargeError
-from ..protocol.models import Message, StreamResponse, Task
-from ..stores.base import StoredTask
-from .connection import ClusterConnection
-from .names import task_key
-from .object_bucket import ObjectBucket
-from .object_refs import Piece, Ref, Refs, V, pieces, restore, strip
-from .object_sweep import ObjectEntry, ObjectSweep
+from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.names import task_key
+from a2a_actors.cluster.object_bucket import ObjectBucket
+from a2a_actors.cluster.object_refs import Piece, Ref, Refs, V, pieces, restore, strip
+from a2a_actors.cluster.object_sweep import ObjectEntry, ObjectSweep
+from a2a_actors.protocol.errors import PayloadTooLargeError
+from a2a_actors.protocol.models import Message, StreamResponse, Task
+from a2a_actors.stores.base import StoredTask
 
 __all__ = ("ObjectLimits", "ObjectStatistics", "Offloader")
 

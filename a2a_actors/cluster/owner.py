@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import msgspec
 
-from ..protocol.models import Message, Task
-from ..protocol.requests import SendMessageConfiguration
-from ..runtime.supervisor import Supervisor
-from .inbox import CancelCommand, InputCommand
+from a2a_actors.cluster.inbox import CancelCommand, InputCommand
+from a2a_actors.protocol.models import Message, Task
+from a2a_actors.protocol.requests import SendMessageConfiguration
+from a2a_actors.runtime.supervisor import Supervisor
 
 __all__ = ("SupervisorInbox",)
 

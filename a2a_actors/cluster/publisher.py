@@ -14,8 +14,8 @@ from collections import deque
 import anyio
 import anyio.abc
 
-from ..protocol.models import StreamResponse
-from .event_log import EventLog
+from a2a_actors.cluster.event_log import EventLog
+from a2a_actors.protocol.models import StreamResponse
 
 __all__ = ("EventLogPublisher",)
 

@@ -27,11 +27,11 @@ from contextlib import asynccontextmanager
 import msgspec
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 
-from ..protocol import codec
-from ..protocol.requests import TaskPushNotificationConfig
-from .bucket import FollowedBucket, KVChange
-from .connection import ClusterConnection
-from .names import task_id_of_key, task_key
+from a2a_actors.cluster.bucket import FollowedBucket, KVChange
+from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.names import task_id_of_key, task_key
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.requests import TaskPushNotificationConfig
 
 __all__ = ("NatsPushConfigStore",)
 

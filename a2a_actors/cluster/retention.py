@@ -35,13 +35,13 @@ from collections.abc import Iterable
 import anyio
 import anyio.abc
 
-from ..protocol.models import utc_now
-from ..protocol.state import is_terminal
-from ..stores.base import StoredTask, sort_key
-from .errors import ClusterUnavailableError
-from .event_log import EventLog
-from .push_configs import NatsPushConfigStore
-from .task_store import OBJECT_GRACE_S, NatsTaskStore
+from a2a_actors.cluster.errors import ClusterUnavailableError
+from a2a_actors.cluster.event_log import EventLog
+from a2a_actors.cluster.push_configs import NatsPushConfigStore
+from a2a_actors.cluster.task_store import OBJECT_GRACE_S, NatsTaskStore
+from a2a_actors.protocol.models import utc_now
+from a2a_actors.protocol.state import is_terminal
+from a2a_actors.stores.base import StoredTask, sort_key
 
 __all__ = ("evict", "run_retention", "select_evictions")
 

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from ..protocol.models import StreamResponse
-from ..protocol.settling import settle_orphan
-from ..protocol.state import INTERRUPTED_STATES
-from ..stores.base import RecoveryReport, StoredTask
-from .event_log import EventLog
-from .task_store import NatsTaskStore
+from a2a_actors.cluster.event_log import EventLog
+from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.protocol.settling import settle_orphan
+from a2a_actors.protocol.state import INTERRUPTED_STATES
+from a2a_actors.stores.base import RecoveryReport, StoredTask
 
 __all__ = ("LOST_TEXT", "settle_lost_node")
 

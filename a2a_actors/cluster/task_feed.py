@@ -18,11 +18,11 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from nats.aio.msg import Msg
 
-from ..protocol import codec
-from ..protocol.models import StreamResponse
-from ..protocol.state import is_terminal
-from ..stores.base import StoredTask
-from .object_refs import Ref, Refs
+from a2a_actors.cluster.object_refs import Ref, Refs
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.protocol.state import is_terminal
+from a2a_actors.stores.base import StoredTask
 
 __all__ = ("OBJECTS_HEADER", "LoggedEvent", "Restorer", "TaskFeed", "deliverer", "ends_task")
 

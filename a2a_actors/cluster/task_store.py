@@ -45,17 +45,17 @@ from nats.js.errors import (
     KeyWrongLastSequenceError,
 )
 
-from ..protocol import codec
-from ..protocol.errors import InternalError
-from ..protocol.models import TaskState
-from ..stores.base import StoredTask, TaskPage, TaskQuery
-from .bucket import FollowedBucket, KVChange
-from .connection import ClusterConnection
-from .entries import Entry, Holder, decode_entry, replaces
-from .large_entries import LargeEntries
-from .names import task_id_of_key, task_key
-from .offload import Offloader
-from .task_view import TaskStoreStatistics as TaskStoreStatistics, TaskView
+from a2a_actors.cluster.bucket import FollowedBucket, KVChange
+from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.entries import Entry, Holder, decode_entry, replaces
+from a2a_actors.cluster.large_entries import LargeEntries
+from a2a_actors.cluster.names import task_id_of_key, task_key
+from a2a_actors.cluster.offload import Offloader
+from a2a_actors.cluster.task_view import TaskStoreStatistics as TaskStoreStatistics, TaskView
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.errors import InternalError
+from a2a_actors.protocol.models import TaskState
+from a2a_actors.stores.base import StoredTask, TaskPage, TaskQuery
 
 __all__ = ("NatsTaskStore", "TaskStoreStatistics")
 

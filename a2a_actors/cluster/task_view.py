@@ -31,11 +31,11 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from .bucket import FollowedBucket, KVChange
-from .connection import ClusterConnection
-from .entries import Entry
-from .mirror import TaskMirror
-from .names import task_id_of_key
+from a2a_actors.cluster.bucket import FollowedBucket, KVChange
+from a2a_actors.cluster.connection import ClusterConnection
+from a2a_actors.cluster.entries import Entry
+from a2a_actors.cluster.mirror import TaskMirror
+from a2a_actors.cluster.names import task_id_of_key
 
 __all__ = ("TAIL_KEY", "TaskStoreStatistics", "TaskView")
 

@@ -26,14 +26,13 @@ from uuid import uuid4
 
 import sniffio
 
+from a2a_actors.frameworks._parts import UnsupportedContent
+from a2a_actors.frameworks._remote import bound
+from a2a_actors.frameworks._turn import Turn
 from a2a_actors.protocol.card import AgentSkill
 from a2a_actors.protocol.models import Message, Part, Role
 from a2a_actors.runtime import Agent, TaskContext
 from orchestrator import DelegationError, orchestrated
-
-from ._parts import UnsupportedContent
-from ._remote import bound
-from ._turn import Turn
 
 __all__ = ("framework_agent",)
 

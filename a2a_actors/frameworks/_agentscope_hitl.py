@@ -44,9 +44,8 @@ from agentscope.state import AgentState
 from agentscope.tool import AskUser, AskUserAnswer, AskUserMetadata, AskUserParams, ToolBase
 from pydantic import ValidationError
 
+from a2a_actors.frameworks._turn import Turn, approval
 from a2a_actors.protocol.models import Message
-
-from ._turn import Turn, approval
 
 __all__ = ("ASK_USER", "EXTERNAL_TOOL", "TOOL_APPROVAL", "Inputs", "Questions", "tool_arguments")
 

@@ -63,7 +63,7 @@ import inspect
 from collections.abc import Sequence
 from typing import Final
 
-from ._extras import require
+from a2a_actors.frameworks._extras import require
 
 require("a2a", extra="a2a-sdk", bridge="a2a_actors.frameworks.a2a_sdk")
 require("a2a.server.agent_execution", extra="a2a-sdk", bridge="a2a_actors.frameworks.a2a_sdk")
@@ -75,14 +75,13 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext  # noqa: E4
 from a2a.server.context import ServerCallContext  # noqa: E402
 from a2a.types import a2a_pb2 as pb  # noqa: E402
 
+from a2a_actors.frameworks._sdk_queue import TaskQueue, interrupted  # noqa: E402
 from a2a_actors.protocol.card import AgentExtension, AgentSkill  # noqa: E402
 from a2a_actors.protocol.models import TaskState  # noqa: E402
 from a2a_actors.protocol.protobuf import from_proto, to_proto  # noqa: E402
 from a2a_actors.protocol.requests import SendMessageRequest  # noqa: E402
 from a2a_actors.protocol.state import TERMINAL_STATES  # noqa: E402
 from a2a_actors.runtime import Agent, TaskContext  # noqa: E402
-
-from ._sdk_queue import TaskQueue, interrupted  # noqa: E402
 
 __all__ = ("CANCEL_TIMEOUT", "as_agent")
 

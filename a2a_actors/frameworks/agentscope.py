@@ -46,7 +46,7 @@ from contextlib import aclosing
 from fnmatch import fnmatch
 from typing import Any
 
-from ._extras import require
+from a2a_actors.frameworks._extras import require
 
 require("agentscope", extra="agentscope", bridge="a2a_actors.frameworks.agentscope")
 
@@ -77,16 +77,15 @@ from agentscope.state import AgentState, ReplyContext  # noqa: E402
 from agentscope.tool import FunctionTool, ToolChunk  # noqa: E402
 from pydantic import AnyUrl  # noqa: E402
 
+from a2a_actors.frameworks._agent import framework_agent  # noqa: E402
+from a2a_actors.frameworks._agentscope_hitl import Inputs, Questions, tool_arguments  # noqa: E402
+from a2a_actors.frameworks._agentscope_state import Template, restore, task_record  # noqa: E402
+from a2a_actors.frameworks._parts import UnsupportedContent, data_text, media_type, part_name  # noqa: E402
+from a2a_actors.frameworks._remote import RemoteCall  # noqa: E402
+from a2a_actors.frameworks._turn import Turn, Usage  # noqa: E402
 from a2a_actors.protocol.card import AgentSkill  # noqa: E402
 from a2a_actors.protocol.models import Part  # noqa: E402
 from a2a_actors.runtime import Agent  # noqa: E402
-
-from ._agent import framework_agent  # noqa: E402
-from ._agentscope_hitl import Inputs, Questions, tool_arguments  # noqa: E402
-from ._agentscope_state import Template, restore, task_record  # noqa: E402
-from ._parts import UnsupportedContent, data_text, media_type, part_name  # noqa: E402
-from ._remote import RemoteCall  # noqa: E402
-from ._turn import Turn, Usage  # noqa: E402
 
 __all__ = ("as_agent", "remote_tool")
 

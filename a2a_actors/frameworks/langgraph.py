@@ -54,7 +54,7 @@ from typing import Any, cast
 import anyio
 import msgspec
 
-from ._extras import require
+from a2a_actors.frameworks._extras import require
 
 require("langgraph", extra="langgraph", bridge="a2a_actors.frameworks.langgraph")
 
@@ -75,14 +75,13 @@ from langgraph.pregel import Pregel  # noqa: E402
 from langgraph.types import Command, Interrupt, StateSnapshot, StateUpdate  # noqa: E402
 from pydantic_core import to_jsonable_python  # noqa: E402
 
+from a2a_actors.frameworks._agent import framework_agent  # noqa: E402
+from a2a_actors.frameworks._parts import UnsupportedContent, data_text, media_type, part_name  # noqa: E402
+from a2a_actors.frameworks._remote import RemoteCall  # noqa: E402
+from a2a_actors.frameworks._turn import Turn, Usage  # noqa: E402
 from a2a_actors.protocol.card import AgentSkill  # noqa: E402
 from a2a_actors.protocol.models import Message, Part  # noqa: E402
 from a2a_actors.runtime import Agent  # noqa: E402
-
-from ._agent import framework_agent  # noqa: E402
-from ._parts import UnsupportedContent, data_text, media_type, part_name  # noqa: E402
-from ._remote import RemoteCall  # noqa: E402
-from ._turn import Turn, Usage  # noqa: E402
 
 __all__ = ("as_agent", "remote_tool")
 

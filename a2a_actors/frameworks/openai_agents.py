@@ -53,7 +53,7 @@ from typing import Any, cast
 import anyio
 import msgspec
 
-from ._extras import require
+from a2a_actors.frameworks._extras import require
 
 require("agents", extra="openai-agents", bridge="a2a_actors.frameworks.openai_agents")
 
@@ -82,14 +82,13 @@ from openai.types.responses import (  # noqa: E402
 )
 from pydantic_core import to_jsonable_python  # noqa: E402
 
+from a2a_actors.frameworks._agent import framework_agent  # noqa: E402
+from a2a_actors.frameworks._parts import UnsupportedContent, data_text, media_type, part_name  # noqa: E402
+from a2a_actors.frameworks._remote import RemoteCall  # noqa: E402
+from a2a_actors.frameworks._turn import Turn, Usage, approval  # noqa: E402
 from a2a_actors.protocol.card import AgentSkill  # noqa: E402
 from a2a_actors.protocol.models import Message, Part  # noqa: E402
 from a2a_actors.runtime import Agent  # noqa: E402
-
-from ._agent import framework_agent  # noqa: E402
-from ._parts import UnsupportedContent, data_text, media_type, part_name  # noqa: E402
-from ._remote import RemoteCall  # noqa: E402
-from ._turn import Turn, Usage, approval  # noqa: E402
 
 __all__ = ("TOOL_APPROVAL", "as_agent", "remote_tool")
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._extras import require
+from a2a_actors.frameworks._extras import require
 
 require("pydantic_ai", extra="pydantic-ai", bridge="a2a_actors.frameworks.pydantic_ai")
 
@@ -79,14 +79,13 @@ from pydantic_ai.capabilities import HandleDeferredToolCalls  # noqa: E402
 from pydantic_ai.messages import UserContent  # noqa: E402
 from pydantic_core import to_jsonable_python  # noqa: E402
 
+from a2a_actors.frameworks._agent import framework_agent  # noqa: E402
+from a2a_actors.frameworks._parts import UnsupportedContent, media_type, part_name  # noqa: E402
+from a2a_actors.frameworks._remote import RemoteCall  # noqa: E402
+from a2a_actors.frameworks._turn import Turn, Usage, approval  # noqa: E402
 from a2a_actors.protocol.card import AgentSkill  # noqa: E402
 from a2a_actors.protocol.models import Message, Part  # noqa: E402
 from a2a_actors.runtime import Agent  # noqa: E402
-
-from ._agent import framework_agent  # noqa: E402
-from ._parts import UnsupportedContent, media_type, part_name  # noqa: E402
-from ._remote import RemoteCall  # noqa: E402
-from ._turn import Turn, Usage, approval  # noqa: E402
 
 __all__ = ("as_agent", "remote_tool")
 

@@ -30,8 +30,8 @@ import sys
 from dataclasses import replace
 from urllib.parse import urlsplit
 
-from .runner import Options, Progress, measure
-from .target import BenchError, Endpoint
+from a2a_actors.loadtest.runner import Options, Progress, measure
+from a2a_actors.loadtest.target import BenchError, Endpoint
 
 __all__ = ("answer_for", "calibrate", "main")
 

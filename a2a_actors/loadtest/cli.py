@@ -16,12 +16,19 @@ from collections.abc import Sequence
 
 import anyio
 
-from .calibrate import calibrate
-from .engine import Load
-from .report import ChartError, check_chart, table, to_json, warnings, write_chart
-from .requests import load_message
-from .runner import Options, TerminalProgress, run_rounds
-from .target import (
+from a2a_actors.loadtest.calibrate import calibrate
+from a2a_actors.loadtest.engine import Load
+from a2a_actors.loadtest.report import (
+    ChartError,
+    check_chart,
+    table,
+    to_json,
+    warnings,
+    write_chart,
+)
+from a2a_actors.loadtest.requests import load_message
+from a2a_actors.loadtest.runner import Options, TerminalProgress, run_rounds
+from a2a_actors.loadtest.target import (
     BINDINGS,
     BenchError,
     Credentials,
@@ -30,7 +37,7 @@ from .target import (
     UsageError,
     resolve,
 )
-from .workloads import WORKLOADS
+from a2a_actors.loadtest.workloads import WORKLOADS
 
 __all__ = ("add_bench_command", "main", "register", "run")
 

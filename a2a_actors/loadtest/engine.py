@@ -33,10 +33,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .http1 import ProtocolError, Response, ResponseReader
-from .replies import Failure
-from .tally import Tally
-from .workloads import Flow
+from a2a_actors.loadtest.http1 import ProtocolError, Response, ResponseReader
+from a2a_actors.loadtest.replies import Failure
+from a2a_actors.loadtest.tally import Tally
+from a2a_actors.loadtest.workloads import Flow
 
 __all__ = ("Engine", "Load")
 

@@ -21,9 +21,9 @@ import importlib
 import os
 from typing import Any
 
-from .histogram import Histogram
-from .runner import Measurement, Options
-from .tally import Tally
+from a2a_actors.loadtest.histogram import Histogram
+from a2a_actors.loadtest.runner import Measurement, Options
+from a2a_actors.loadtest.tally import Tally
 
 __all__ = (
     "BUSY_CPU_SHARE",

@@ -20,6 +20,7 @@ from urllib.parse import quote, urlencode
 
 import msgspec
 
+from a2a_actors.loadtest.target import Endpoint, UsageError
 from a2a_actors.protocol import codec, jsonrpc
 from a2a_actors.protocol.models import Message, Part, Role
 from a2a_actors.protocol.requests import (
@@ -28,8 +29,6 @@ from a2a_actors.protocol.requests import (
     SendMessageConfiguration,
     SendMessageRequest,
 )
-
-from .target import Endpoint, UsageError
 
 __all__ = ("RequestBuilder", "load_message")
 

@@ -22,12 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import IO, TextIO
 
+from a2a_actors.loadtest.engine import Load
+from a2a_actors.loadtest.tally import Tally
+from a2a_actors.loadtest.target import BenchError, Endpoint
+from a2a_actors.loadtest.worker import plan
 from a2a_actors.protocol.models import Message
-
-from .engine import Load
-from .tally import Tally
-from .target import BenchError, Endpoint
-from .worker import plan
 
 __all__ = (
     "Measurement",

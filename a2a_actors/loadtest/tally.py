@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .histogram import Histogram
+from a2a_actors.loadtest.histogram import Histogram
 
 __all__ = ("SAMPLES_PER_KIND", "Tally")
 

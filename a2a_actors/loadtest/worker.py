@@ -18,13 +18,12 @@ import ssl
 import sys
 from typing import Any, TextIO
 
+from a2a_actors.loadtest.engine import Engine, Load
+from a2a_actors.loadtest.requests import RequestBuilder
+from a2a_actors.loadtest.target import Endpoint
+from a2a_actors.loadtest.workloads import WORKLOADS
 from a2a_actors.protocol import codec
 from a2a_actors.protocol.models import Message
-
-from .engine import Engine, Load
-from .requests import RequestBuilder
-from .target import Endpoint
-from .workloads import WORKLOADS
 
 __all__ = ("main", "plan", "serve")
 

@@ -28,12 +28,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from a2a_actors.loadtest.http1 import Response
+from a2a_actors.loadtest.replies import (
+    MESSAGE,
+    Failure,
+    Reply,
+    check_send,
+    check_stream,
+    check_task,
+)
+from a2a_actors.loadtest.requests import RequestBuilder
 from a2a_actors.protocol.models import TaskState
 from a2a_actors.protocol.state import TERMINAL_STATES
-
-from .http1 import Response
-from .replies import MESSAGE, Failure, Reply, check_send, check_stream, check_task
-from .requests import RequestBuilder
 
 __all__ = ("WORKLOADS", "Flow", "Verdict", "Workload")
 

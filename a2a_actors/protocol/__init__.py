@@ -5,7 +5,7 @@ Nothing in this package performs I/O or imports an event loop; a test enforces i
 
 from __future__ import annotations
 
-from .card import (
+from a2a_actors.protocol.card import (
     AgentCapabilities as AgentCapabilities,
     AgentCard as AgentCard,
     AgentCardSignature as AgentCardSignature,
@@ -28,7 +28,7 @@ from .card import (
     SecurityScheme as SecurityScheme,
     StringList as StringList,
 )
-from .errors import (
+from a2a_actors.protocol.errors import (
     A2AError as A2AError,
     ContentTypeNotSupportedError as ContentTypeNotSupportedError,
     ExtendedAgentCardNotConfiguredError as ExtendedAgentCardNotConfiguredError,
@@ -51,7 +51,7 @@ from .errors import (
     UnsupportedOperationError as UnsupportedOperationError,
     VersionNotSupportedError as VersionNotSupportedError,
 )
-from .models import (
+from a2a_actors.protocol.models import (
     Artifact as Artifact,
     Message as Message,
     Part as Part,
@@ -63,7 +63,7 @@ from .models import (
     TaskStatus as TaskStatus,
     TaskStatusUpdateEvent as TaskStatusUpdateEvent,
 )
-from .requests import (
+from a2a_actors.protocol.requests import (
     AuthenticationInfo as AuthenticationInfo,
     CancelTaskRequest as CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest as DeleteTaskPushNotificationConfigRequest,
@@ -80,7 +80,7 @@ from .requests import (
     SubscribeToTaskRequest as SubscribeToTaskRequest,
     TaskPushNotificationConfig as TaskPushNotificationConfig,
 )
-from .state import (
+from a2a_actors.protocol.state import (
     INTERRUPTED_STATES as INTERRUPTED_STATES,
     TERMINAL_STATES as TERMINAL_STATES,
     TaskMachine as TaskMachine,

@@ -6,7 +6,7 @@ Security schemes and OAuth flows are proto ``oneof`` wrappers (``{"apiKeySecurit
 
 from __future__ import annotations
 
-from .models import JSONObject, WireStruct, _exactly_one
+from a2a_actors.protocol.models import JSONObject, WireStruct, _exactly_one
 
 __all__ = (
     "APIKeySecurityScheme",

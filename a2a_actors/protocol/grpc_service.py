@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from a2a.types import a2a_pb2
 
-from . import card, models, requests
-from .models import WireStruct
+from a2a_actors.protocol import card, models, requests
+from a2a_actors.protocol.models import WireStruct
 
 __all__ = ("METHODS", "SERVICE", "Method")
 

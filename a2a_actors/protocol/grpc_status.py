@@ -20,7 +20,7 @@ from typing import Any
 from google.protobuf import any_pb2, duration_pb2, json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from .errors import (
+from a2a_actors.protocol.errors import (
     ERROR_DOMAIN,
     ERROR_INFO_TYPE,
     A2AError,

@@ -20,8 +20,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from . import codec
-from .card import AgentCard
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.card import AgentCard
 
 __all__ = (
     "ASYMMETRIC_ALGORITHMS",

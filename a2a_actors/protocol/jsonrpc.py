@@ -27,9 +27,9 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from . import codec
-from .card import AgentCard
-from .errors import (
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.card import AgentCard
+from a2a_actors.protocol.errors import (
     A2AError,
     InternalError,
     InvalidParamsError,
@@ -38,8 +38,8 @@ from .errors import (
     ParseError,
     error_for_code,
 )
-from .models import StreamResponse, Task
-from .requests import (
+from a2a_actors.protocol.models import StreamResponse, Task
+from a2a_actors.protocol.requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,

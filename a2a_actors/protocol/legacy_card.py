@@ -30,8 +30,13 @@ from typing import Any
 
 import msgspec
 
-from . import codec
-from .card import AgentCard, OAuth2SecurityScheme, SecurityRequirement, SecurityScheme
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.card import (
+    AgentCard,
+    OAuth2SecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+)
 
 __all__ = (
     "card_from_v0_3",

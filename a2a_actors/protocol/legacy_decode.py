@@ -21,13 +21,18 @@ from typing import Any
 
 import msgspec
 
-from . import codec, requests as rq
-from .card import AgentCard
-from .errors import InternalError, InvalidParamsError, MethodNotFoundError, ParseError
-from .jsonrpc import METHODS, Call, Envelope, ErrorReply, error_from_wire
-from .legacy_card import card_from_v0_3
-from .legacy_names import V0_3_METHODS, state_to_v0_3
-from .models import StreamResponse, Task, TaskState
+from a2a_actors.protocol import codec, requests as rq
+from a2a_actors.protocol.card import AgentCard
+from a2a_actors.protocol.errors import (
+    InternalError,
+    InvalidParamsError,
+    MethodNotFoundError,
+    ParseError,
+)
+from a2a_actors.protocol.jsonrpc import METHODS, Call, Envelope, ErrorReply, error_from_wire
+from a2a_actors.protocol.legacy_card import card_from_v0_3
+from a2a_actors.protocol.legacy_names import V0_3_METHODS, state_to_v0_3
+from a2a_actors.protocol.models import StreamResponse, Task, TaskState
 
 __all__ = (
     "decode_params_v0_3",

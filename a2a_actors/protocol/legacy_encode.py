@@ -18,13 +18,13 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from . import codec, requests as rq
-from .card import AgentCard
-from .errors import A2AError, InternalError, UnsupportedOperationError
-from .jsonrpc import RequestId
-from .legacy_card import dual_version_card
-from .legacy_names import V1_0_METHODS, state_to_v0_3
-from .models import (
+from a2a_actors.protocol import codec, requests as rq
+from a2a_actors.protocol.card import AgentCard
+from a2a_actors.protocol.errors import A2AError, InternalError, UnsupportedOperationError
+from a2a_actors.protocol.jsonrpc import RequestId
+from a2a_actors.protocol.legacy_card import dual_version_card
+from a2a_actors.protocol.legacy_names import V1_0_METHODS, state_to_v0_3
+from a2a_actors.protocol.models import (
     Artifact,
     Message,
     Part,
@@ -34,7 +34,7 @@ from .models import (
     TaskStatus,
     TaskStatusUpdateEvent as StatusUpdate,
 )
-from .state import TERMINAL_STATES
+from a2a_actors.protocol.state import TERMINAL_STATES
 
 __all__ = (
     "encode_error_v0_3",

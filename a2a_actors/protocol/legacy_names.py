@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .models import TaskState
+from a2a_actors.protocol.models import TaskState
 
 __all__ = (
     "V0_3_METHODS",

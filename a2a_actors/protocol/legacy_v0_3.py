@@ -40,13 +40,13 @@ This module is the one name callers import; the work is done by
 
 from __future__ import annotations
 
-from .legacy_decode import (
+from a2a_actors.protocol.legacy_decode import (
     decode_params_v0_3 as decode_params_v0_3,
     decode_response_v0_3 as decode_response_v0_3,
     params_from_v0_3 as params_from_v0_3,
     result_from_v0_3 as result_from_v0_3,
 )
-from .legacy_encode import (
+from a2a_actors.protocol.legacy_encode import (
     encode_error_v0_3 as encode_error_v0_3,
     encode_request_v0_3 as encode_request_v0_3,
     encode_result_v0_3 as encode_result_v0_3,
@@ -54,7 +54,7 @@ from .legacy_encode import (
     params_to_v0_3 as params_to_v0_3,
     result_to_v0_3 as result_to_v0_3,
 )
-from .legacy_names import (
+from a2a_actors.protocol.legacy_names import (
     V0_3_METHODS as V0_3_METHODS,
     V1_0_METHODS as V1_0_METHODS,
     is_v0_3_method as is_v0_3_method,

@@ -61,11 +61,9 @@ from google.protobuf.message import DecodeError, Message as ProtoMessage
 from msgspec import inspect as mi
 from msgspec.structs import astuple
 
-from .codec import error_path
-from .errors import (
-    InvalidParamsError,
-)
-from .models import WireStruct
+from a2a_actors.protocol.codec import error_path
+from a2a_actors.protocol.errors import InvalidParamsError
+from a2a_actors.protocol.models import WireStruct
 
 __all__ = ("decode", "encode", "from_proto", "proto_type", "to_proto")
 

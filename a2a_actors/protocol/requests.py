@@ -13,7 +13,15 @@ from typing import Annotated
 import msgspec
 from msgspec.structs import force_setattr
 
-from .models import JSONObject, Message, Task, TaskState, Timestamp, WireStruct, _as_utc
+from a2a_actors.protocol.models import (
+    JSONObject,
+    Message,
+    Task,
+    TaskState,
+    Timestamp,
+    WireStruct,
+    _as_utc,
+)
 
 __all__ = (
     "AuthenticationInfo",

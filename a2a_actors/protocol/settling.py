@@ -23,8 +23,8 @@ import datetime as _dt
 from dataclasses import dataclass
 from uuid import uuid4
 
-from .models import Message, Part, Role, Task, TaskState, TaskStatusUpdateEvent
-from .state import INTERRUPTED_STATES, TERMINAL_STATES, TaskMachine
+from a2a_actors.protocol.models import Message, Part, Role, Task, TaskState, TaskStatusUpdateEvent
+from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES, TaskMachine
 
 __all__ = ("SHUTDOWN_TEXT", "FailedOrphan", "kept_at_shutdown", "settle_orphan")
 

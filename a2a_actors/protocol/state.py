@@ -38,13 +38,13 @@ from typing import Any
 
 import msgspec
 
-from .errors import (
+from a2a_actors.protocol.errors import (
     IllegalTransitionError,
     InvalidParamsError,
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
-from .models import (
+from a2a_actors.protocol.models import (
     Artifact,
     JSONObject,
     Message,

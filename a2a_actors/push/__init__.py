@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .policy import (
+from a2a_actors.push.policy import (
     IPAddress as IPAddress,
     PushPolicy as PushPolicy,
     PushTarget as PushTarget,

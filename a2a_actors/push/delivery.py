@@ -48,11 +48,11 @@ from typing import Protocol
 import anyio
 import httpx
 
-from ..protocol import codec
-from ..protocol.models import StreamResponse
-from ..protocol.requests import TaskPushNotificationConfig
-from .policy import PushPolicy
-from .webhook import (
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.push.policy import PushPolicy
+from a2a_actors.push.webhook import (
     PermanentFailure,
     Resolver as Resolver,
     TransientFailure,

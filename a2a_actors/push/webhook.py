@@ -28,8 +28,8 @@ from collections.abc import Awaitable, Callable, Sequence
 import anyio
 import httpx
 
-from ..protocol.requests import TaskPushNotificationConfig
-from .policy import IPAddress, PushPolicy, UnsafeURLError
+from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.push.policy import IPAddress, PushPolicy, UnsafeURLError
 
 __all__ = ("PermanentFailure", "Resolver", "TransientFailure", "post_event", "system_resolver")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from uuid import uuid4
 
-from ..protocol.errors import InvalidAgentResponseError
-from ..protocol.models import Artifact, Message, Part, Role
+from a2a_actors.protocol.errors import InvalidAgentResponseError
+from a2a_actors.protocol.models import Artifact, Message, Part, Role
 
 __all__ = ("agent_message", "interpret")
 

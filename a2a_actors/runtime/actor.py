@@ -44,19 +44,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import anyio
 
-from ..protocol.errors import A2AError, ServerBusyError, UnsupportedOperationError
-from ..protocol.models import Message, TaskState
-from ..protocol.settling import SHUTDOWN_TEXT, kept_at_shutdown
-from .actions import agent_message, interpret
-from .context import TaskContext
-from .mailbox import Mailbox
-from .publication import Publication
-from .slot import RunSlot
+from a2a_actors.protocol.errors import A2AError, ServerBusyError, UnsupportedOperationError
+from a2a_actors.protocol.models import Message, TaskState
+from a2a_actors.protocol.settling import SHUTDOWN_TEXT, kept_at_shutdown
+from a2a_actors.runtime.actions import agent_message, interpret
+from a2a_actors.runtime.context import TaskContext
+from a2a_actors.runtime.mailbox import Mailbox
+from a2a_actors.runtime.publication import Publication
+from a2a_actors.runtime.slot import RunSlot
 
 if TYPE_CHECKING:
-    from ..protocol.state import TaskMachine
-    from .environment import ActorEnvironment
-    from .interfaces import AgentSpec, TaskRunner
+    from a2a_actors.protocol.state import TaskMachine
+    from a2a_actors.runtime.environment import ActorEnvironment
+    from a2a_actors.runtime.interfaces import AgentSpec, TaskRunner
 
 __all__ = (
     "STILL_WORKING_TEXT",

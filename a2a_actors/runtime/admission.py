@@ -23,7 +23,7 @@ from collections import deque
 
 import anyio
 
-from ..protocol.errors import ServerBusyError
+from a2a_actors.protocol.errors import ServerBusyError
 
 __all__ = ("Admission", "AdmissionStatistics", "Ticket")
 

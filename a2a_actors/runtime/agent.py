@@ -30,13 +30,13 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias, overload
 
-from ..protocol.card import AgentExtension, AgentSkill
-from .handlers import check_handler
-from .interfaces import Delegator as Delegator
-from .middleware import AgentMiddleware, HandlerChain
+from a2a_actors.protocol.card import AgentExtension, AgentSkill
+from a2a_actors.runtime.handlers import check_handler
+from a2a_actors.runtime.interfaces import Delegator as Delegator
+from a2a_actors.runtime.middleware import AgentMiddleware, HandlerChain
 
 if TYPE_CHECKING:
-    from .context import TaskContext
+    from a2a_actors.runtime.context import TaskContext
 
 __all__ = ("Agent", "AgentHandler", "Delegator", "agent", "as_agent")
 

@@ -40,15 +40,15 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from uuid import uuid4
 
-from ..protocol.errors import UnsupportedOperationError
-from ..protocol.models import Artifact, Message, Part, Task, TaskState
-from .actions import agent_message as agent_message
-from .interfaces import AgentSpec, Delegator, TaskRunner
+from a2a_actors.protocol.errors import UnsupportedOperationError
+from a2a_actors.protocol.models import Artifact, Message, Part, Task, TaskState
+from a2a_actors.runtime.actions import agent_message as agent_message
+from a2a_actors.runtime.interfaces import AgentSpec, Delegator, TaskRunner
 
 if TYPE_CHECKING:
-    from ..protocol.state import TaskMachine
-    from .publication import Publication
-    from .slot import RunSlot
+    from a2a_actors.protocol.state import TaskMachine
+    from a2a_actors.runtime.publication import Publication
+    from a2a_actors.runtime.slot import RunSlot
 
 _NO_HEADERS: Mapping[str, str] = {}
 

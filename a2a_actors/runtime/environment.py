@@ -35,16 +35,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol, final
 
-from ..protocol.models import Message, StreamResponse, Task
-from ..protocol.requests import SendMessageRequest
-from ..stores.base import StoredTask, TaskStore
-from .admission import Admission
-from .interfaces import TaskRunner
-from .local_tasks import LocalTasks
-from .replay import ResumeOptions, SettledHistories
+from a2a_actors.protocol.models import Message, StreamResponse, Task
+from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.runtime.admission import Admission
+from a2a_actors.runtime.interfaces import TaskRunner
+from a2a_actors.runtime.local_tasks import LocalTasks
+from a2a_actors.runtime.replay import ResumeOptions, SettledHistories
+from a2a_actors.stores.base import StoredTask, TaskStore
 
 if TYPE_CHECKING:
-    from .fanout import Subscription
+    from a2a_actors.runtime.fanout import Subscription
 
 __all__ = ("ActorEnvironment", "EndedTask", "EventObserver", "RemoteTasks", "WriteLostError")
 

@@ -41,8 +41,8 @@ from collections import deque
 
 import anyio
 
-from ..protocol.models import StreamResponse, Task
-from .replay import EventHistory, Recorded
+from a2a_actors.protocol.models import StreamResponse, Task
+from a2a_actors.runtime.replay import EventHistory, Recorded
 
 __all__ = ("Fanout", "FanoutStatistics", "SubscriberDropped", "Subscription", "replayed")
 

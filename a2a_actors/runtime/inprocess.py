@@ -13,15 +13,15 @@ from uuid import uuid4
 
 import msgspec
 
-from ..protocol.models import Message, Part, Role, Task
-from ..protocol.requests import (
+from a2a_actors.protocol.models import Message, Part, Role, Task
+from a2a_actors.protocol.requests import (
     ListTasksRequest,
     ListTasksResponse,
     SendMessageConfiguration,
     SendMessageRequest,
 )
-from .fanout import Subscription
-from .supervisor import Supervisor
+from a2a_actors.runtime.fanout import Subscription
+from a2a_actors.runtime.supervisor import Supervisor
 
 __all__ = ("InProcessClient", "user_message")
 

@@ -20,11 +20,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from ..protocol.card import AgentExtension, AgentSkill
-from ..protocol.models import Message, Task
-from ..protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
-from ..stores.base import StoredTask
-from .fanout import Subscription
+from a2a_actors.protocol.card import AgentExtension, AgentSkill
+from a2a_actors.protocol.models import Message, Task
+from a2a_actors.protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
+from a2a_actors.runtime.fanout import Subscription
+from a2a_actors.stores.base import StoredTask
 
 __all__ = ("AgentSpec", "Delegator", "SupervisorStatistics", "TaskRunner")
 

@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from ..protocol.errors import UnsupportedOperationError
-from ..protocol.models import Message, Task
-from ..protocol.requests import SendMessageRequest
-from ..protocol.state import is_terminal
-from ..stores.base import StoredTask
-from .fanout import Subscription, replayed
-from .replay import SettledHistories
+from a2a_actors.protocol.errors import UnsupportedOperationError
+from a2a_actors.protocol.models import Message, Task
+from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol.state import is_terminal
+from a2a_actors.runtime.fanout import Subscription, replayed
+from a2a_actors.runtime.replay import SettledHistories
+from a2a_actors.stores.base import StoredTask
 
 __all__ = ("LocalTasks",)
 

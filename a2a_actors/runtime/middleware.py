@@ -41,10 +41,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from ..protocol.models import Task
+from a2a_actors.protocol.models import Task
 
 if TYPE_CHECKING:
-    from .context import TaskContext
+    from a2a_actors.runtime.context import TaskContext
 
 __all__ = (
     "AgentMiddleware",

@@ -50,16 +50,16 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from ..protocol.models import Artifact, Message, StreamResponse, Task, TaskState, utc_now
-from ..protocol.state import SETTLED_STATES, TERMINAL_STATES
-from ..stores.base import StoredTask
-from .environment import WriteLostError
-from .fanout import Fanout, FanoutStatistics, Subscription
-from .replay import EventHistory
+from a2a_actors.protocol.models import Artifact, Message, StreamResponse, Task, TaskState, utc_now
+from a2a_actors.protocol.state import SETTLED_STATES, TERMINAL_STATES
+from a2a_actors.runtime.environment import WriteLostError
+from a2a_actors.runtime.fanout import Fanout, FanoutStatistics, Subscription
+from a2a_actors.runtime.replay import EventHistory
+from a2a_actors.stores.base import StoredTask
 
 if TYPE_CHECKING:
-    from ..protocol.state import TaskMachine
-    from .environment import ActorEnvironment
+    from a2a_actors.protocol.state import TaskMachine
+    from a2a_actors.runtime.environment import ActorEnvironment
 
 __all__ = ("Publication",)
 

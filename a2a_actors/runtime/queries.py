@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import msgspec
 
-from ..protocol import codec
-from ..protocol.models import Task, TaskState
-from ..protocol.requests import ListTasksRequest, ListTasksResponse
-from ..protocol.state import apply_history_length
-from ..stores.base import (
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol.requests import ListTasksRequest, ListTasksResponse
+from a2a_actors.protocol.state import apply_history_length
+from a2a_actors.runtime.roster import TaskRoster
+from a2a_actors.stores.base import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
     StoredTask,
@@ -27,7 +28,6 @@ from ..stores.base import (
     encode_page_token,
     sort_key,
 )
-from .roster import TaskRoster
 
 __all__ = ("DEFAULT_MAX_PAGE_BYTES", "TaskQueries")
 

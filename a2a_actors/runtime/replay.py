@@ -31,7 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 
-from ..protocol.models import StreamResponse
+from a2a_actors.protocol.models import StreamResponse
 
 __all__ = ("EventHistory", "Recorded", "ResumeOptions", "SettledHistories")
 

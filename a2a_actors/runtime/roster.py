@@ -31,8 +31,8 @@ from typing import Any
 import anyio
 import msgspec
 
-from ..protocol.errors import ServerBusyError, TaskNotFoundError, UnsupportedOperationError
-from ..protocol.models import (
+from a2a_actors.protocol.errors import ServerBusyError, TaskNotFoundError, UnsupportedOperationError
+from a2a_actors.protocol.models import (
     Message,
     Role,
     StreamResponse,
@@ -40,16 +40,16 @@ from ..protocol.models import (
     TaskStatusUpdateEvent,
     utc_now,
 )
-from ..protocol.requests import SendMessageRequest
-from ..protocol.state import TaskMachine, accepts_input, check_cancelable
-from ..stores.base import RecoverableStore, StoredTask
-from .actor import TaskActor
-from .agent import Agent
-from .environment import ActorEnvironment, EndedTask, WriteLostError
-from .fanout import Subscription
-from .interfaces import AgentSpec
-from .retention import Retention
-from .spawning import Spawn
+from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol.state import TaskMachine, accepts_input, check_cancelable
+from a2a_actors.runtime.actor import TaskActor
+from a2a_actors.runtime.agent import Agent
+from a2a_actors.runtime.environment import ActorEnvironment, EndedTask, WriteLostError
+from a2a_actors.runtime.fanout import Subscription
+from a2a_actors.runtime.interfaces import AgentSpec
+from a2a_actors.runtime.retention import Retention
+from a2a_actors.runtime.spawning import Spawn
+from a2a_actors.stores.base import RecoverableStore, StoredTask
 
 __all__ = ("TaskRoster",)
 

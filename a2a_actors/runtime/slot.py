@@ -14,7 +14,7 @@ gives back whatever it holds when the task ends.
 
 from __future__ import annotations
 
-from .admission import Admission, Ticket
+from a2a_actors.runtime.admission import Admission, Ticket
 
 __all__ = ("RunSlot",)
 

@@ -24,13 +24,13 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import msgspec
 
-from ..protocol.errors import UnsupportedOperationError
-from ..protocol.models import Task
-from ..protocol.requests import SendMessageConfiguration, SendMessageRequest
-from ..protocol.state import is_terminal
-from .fanout import Subscription
-from .interfaces import AgentSpec
-from .roster import TaskRoster
+from a2a_actors.protocol.errors import UnsupportedOperationError
+from a2a_actors.protocol.models import Task
+from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
+from a2a_actors.protocol.state import is_terminal
+from a2a_actors.runtime.fanout import Subscription
+from a2a_actors.runtime.interfaces import AgentSpec
+from a2a_actors.runtime.roster import TaskRoster
 
 __all__ = ("TaskStreams",)
 

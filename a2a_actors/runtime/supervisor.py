@@ -65,24 +65,24 @@ from uuid import uuid4
 import anyio
 import anyio.abc
 
-from ..protocol.models import Message, Task
-from ..protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
-from ..protocol.settling import SHUTDOWN_TEXT, kept_at_shutdown
-from ..protocol.state import INTERRUPTED_STATES, apply_history_length, check_cancelable
-from ..stores.base import StoredTask, TaskStore
-from ..stores.memory import MemoryTaskStore
-from .actor import ActorStatistics, TaskActor
-from .admission import Admission
-from .agent import Agent, Delegator, as_agent
-from .environment import ActorEnvironment, EventObserver, RemoteTasks
-from .fanout import Subscription
-from .interfaces import AgentSpec, SupervisorStatistics
-from .queries import DEFAULT_MAX_PAGE_BYTES, TaskQueries
-from .replay import ResumeOptions
-from .retention import Retention
-from .roster import TaskRoster
-from .spawning import actor_nursery
-from .streams import TaskStreams
+from a2a_actors.protocol.models import Message, Task
+from a2a_actors.protocol.requests import ListTasksRequest, ListTasksResponse, SendMessageRequest
+from a2a_actors.protocol.settling import SHUTDOWN_TEXT, kept_at_shutdown
+from a2a_actors.protocol.state import INTERRUPTED_STATES, apply_history_length, check_cancelable
+from a2a_actors.runtime.actor import ActorStatistics, TaskActor
+from a2a_actors.runtime.admission import Admission
+from a2a_actors.runtime.agent import Agent, Delegator, as_agent
+from a2a_actors.runtime.environment import ActorEnvironment, EventObserver, RemoteTasks
+from a2a_actors.runtime.fanout import Subscription
+from a2a_actors.runtime.interfaces import AgentSpec, SupervisorStatistics
+from a2a_actors.runtime.queries import DEFAULT_MAX_PAGE_BYTES, TaskQueries
+from a2a_actors.runtime.replay import ResumeOptions
+from a2a_actors.runtime.retention import Retention
+from a2a_actors.runtime.roster import TaskRoster
+from a2a_actors.runtime.spawning import actor_nursery
+from a2a_actors.runtime.streams import TaskStreams
+from a2a_actors.stores.base import StoredTask, TaskStore
+from a2a_actors.stores.memory import MemoryTaskStore
 
 __all__ = ("EventObserver", "Supervisor", "SupervisorStatistics")
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..protocol.models import StreamResponse, TaskState
-from .tracing import ATTRIBUTES, Tracing
+from a2a_actors.protocol.models import StreamResponse, TaskState
+from a2a_actors.runtime.tracing import ATTRIBUTES, Tracing
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-    from .supervisor import Supervisor
+    from a2a_actors.runtime.supervisor import Supervisor
 
 __all__ = ("TaskSpans",)
 

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .._version import __version__
+from a2a_actors._version import __version__
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context

@@ -9,25 +9,27 @@ reports its base URL through ``task_status``. See docs/server.md and docs/archit
 from __future__ import annotations
 
 from a2a_actors.runtime.replay import ResumeOptions as ResumeOptions
-
-from .app import create_app as create_app, service_of as service_of
-from .config import (
+from a2a_actors.server.app import create_app as create_app, service_of as service_of
+from a2a_actors.server.config import (
     ClusterOptions as ClusterOptions,
     ExtendedCard as ExtendedCard,
     ServedAgent as ServedAgent,
     ServerConfig as ServerConfig,
 )
-from .grpc_options import GrpcOptions as GrpcOptions
-from .inspector.options import InspectorOptions as InspectorOptions
-from .metrics_options import MetricsOptions as MetricsOptions
-from .mounting import lifespan as lifespan
-from .push_configs import (
+from a2a_actors.server.grpc_options import GrpcOptions as GrpcOptions
+from a2a_actors.server.inspector.options import InspectorOptions as InspectorOptions
+from a2a_actors.server.metrics_options import MetricsOptions as MetricsOptions
+from a2a_actors.server.mounting import lifespan as lifespan
+from a2a_actors.server.push_configs import (
     MemoryPushConfigStore as MemoryPushConfigStore,
     PushConfigStore as PushConfigStore,
 )
-from .serve import serve as serve
-from .skills import load_skills as load_skills
-from .trust_options import CardSigningOptions as CardSigningOptions, JWTOptions as JWTOptions
+from a2a_actors.server.serve import serve as serve
+from a2a_actors.server.skills import load_skills as load_skills
+from a2a_actors.server.trust_options import (
+    CardSigningOptions as CardSigningOptions,
+    JWTOptions as JWTOptions,
+)
 
 __all__ = (
     "CardSigningOptions",

@@ -34,13 +34,12 @@ from a2a_actors.protocol.errors import (
     MethodNotFoundError,
     PayloadTooLargeError,
 )
-
-from . import legacy
-from .asgi import A2ACore
-from .config import ServedAgent, ServerConfig
-from .push_configs import PushConfigStore
-from .responses import JSON, Answer, as_a2a_error, rest_error_answer
-from .service import EXTENSION_KEY, A2AService, base_url
+from a2a_actors.server import legacy
+from a2a_actors.server.asgi import A2ACore
+from a2a_actors.server.config import ServedAgent, ServerConfig
+from a2a_actors.server.push_configs import PushConfigStore
+from a2a_actors.server.responses import JSON, Answer, as_a2a_error, rest_error_answer
+from a2a_actors.server.service import EXTENSION_KEY, A2AService, base_url
 
 __all__ = ("Backend", "create_app", "current_backend", "service_of")
 
@@ -201,7 +200,7 @@ def create_app(
             app.add_url_rule(path, endpoint=f"legacy{path}", view_func=core, methods=["POST"])
 
     if service.metrics is not None and config.metrics is not None:
-        from .metrics import metrics_view
+        from a2a_actors.server.metrics import metrics_view
 
         app.add_url_rule(config.metrics.path, "metrics", metrics_view(service), methods=["GET"])
 
@@ -224,7 +223,7 @@ def create_app(
         return _error(as_a2a_error(exc))
 
     if config.inspect is not None:  # /inspect in front of Quart (docs/observability.md)
-        from .inspector.app import install_inspector
+        from a2a_actors.server.inspector.app import install_inspector
 
         install_inspector(app, service, config.inspect)
     app.asgi_app = A2ACore(app, service, app.asgi_app)  # type: ignore[method-assign,assignment]

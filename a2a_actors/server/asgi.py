@@ -30,13 +30,20 @@ import werkzeug.urls  # noqa: F401  (registers the "werkzeug.url_quote" codec er
 from werkzeug.sansio.utils import get_content_length, get_host
 
 from a2a_actors.protocol.errors import A2AError, InvalidRequestError
-
-from . import jsonrpc, legacy, rest
-from .checks import HTTPRefusal, read_body
-from .mounting import start_on_first_use
-from .responses import Answer, Message, Receive, Send, as_a2a_error, rest_error_answer, send_answer
-from .service import A2AService, ServerNotRunningError, base_url
-from .sse import StreamCall
+from a2a_actors.server import jsonrpc, legacy, rest
+from a2a_actors.server.checks import HTTPRefusal, read_body
+from a2a_actors.server.mounting import start_on_first_use
+from a2a_actors.server.responses import (
+    Answer,
+    Message,
+    Receive,
+    Send,
+    as_a2a_error,
+    rest_error_answer,
+    send_answer,
+)
+from a2a_actors.server.service import A2AService, ServerNotRunningError, base_url
+from a2a_actors.server.sse import StreamCall
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine

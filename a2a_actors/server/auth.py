@@ -40,12 +40,11 @@ from a2a_actors.protocol.card import (
     StringList,
 )
 from a2a_actors.protocol.errors import UnauthenticatedError
-
-from .checks import Lookup
-from .config import ServerConfig
+from a2a_actors.server.checks import Lookup
+from a2a_actors.server.config import ServerConfig
 
 if TYPE_CHECKING:
-    from .jwt_auth import JWTValidator
+    from a2a_actors.server.jwt_auth import JWTValidator
 
 __all__ = (
     "API_KEY_SCHEME",
@@ -116,7 +115,7 @@ class Authenticator:
         self._jwt: JWTValidator | None = None
         self._oidc = config.jwt.oidc_discovery if config.jwt is not None else None
         if config.jwt is not None:
-            from .jwt_auth import JWKSKeys, JWTValidator  # PyJWT: the "jwt" extra
+            from a2a_actors.server.jwt_auth import JWKSKeys, JWTValidator  # PyJWT: the "jwt" extra
 
             self._jwt = JWTValidator(config.jwt, JWKSKeys(config.jwt))
         #: Whether :meth:`wait_keys` may have to fetch keys (a JWKS URL, or OIDC discovery).

@@ -47,14 +47,13 @@ from a2a_actors.protocol.errors import (
     ExtendedAgentCardNotConfiguredError,
     UnsupportedOperationError,
 )
-
-from .addresses import authority
-from .auth import Authenticator
+from a2a_actors.server.addresses import authority
+from a2a_actors.server.auth import Authenticator
 
 if TYPE_CHECKING:
-    from .card_signing import CardSigner
-from .config import ServerConfig
-from .skills import load_skills
+    from a2a_actors.server.card_signing import CardSigner
+from a2a_actors.server.config import ServerConfig
+from a2a_actors.server.skills import load_skills
 
 __all__ = ("AgentDeclaration", "Cards", "RenderedCard")
 
@@ -153,7 +152,9 @@ class Cards:
         self._signer: CardSigner | None = None
         self._signed: dict[tuple[str, str], AgentCard] = {}
         if config.card_signing is not None:
-            from .card_signing import CardSigner  # PyJWT, rfc8785: the "signing" extra
+            from a2a_actors.server.card_signing import (
+                CardSigner,  # PyJWT, rfc8785: the "signing" extra
+            )
 
             self._signer = CardSigner(config.card_signing)
 

@@ -25,8 +25,7 @@ import msgspec
 
 from a2a_actors.protocol.card import AgentCard, AgentCardSignature
 from a2a_actors.protocol.jose import card_signing_input
-
-from .trust_options import CardSigningOptions
+from a2a_actors.server.trust_options import CardSigningOptions
 
 __all__ = ("CardSigner", "algorithm_for_key")
 

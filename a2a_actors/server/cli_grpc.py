@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from . import cli_values
-from .config import ServerConfig
-from .grpc_options import GrpcExtraMissingError, GrpcOptions, require_grpc
+from a2a_actors.server import cli_values
+from a2a_actors.server.config import ServerConfig
+from a2a_actors.server.grpc_options import GrpcExtraMissingError, GrpcOptions, require_grpc
 
 __all__ = ("add_arguments", "apply")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .config import ServerConfig
-from .metrics_options import MetricsOptions
+from a2a_actors.server.config import ServerConfig
+from a2a_actors.server.metrics_options import MetricsOptions
 
 __all__ = ("add_arguments", "apply")
 

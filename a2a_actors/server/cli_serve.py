@@ -94,16 +94,15 @@ from anyio.abc import TaskGroup
 from a2a_actors.cluster.errors import ClusterExtraMissingError, LeaseLostError
 from a2a_actors.protocol.errors import ServerBusyError
 from a2a_actors.runtime import as_agent
+from a2a_actors.server import cli_grpc, cli_metrics, cli_trust, cli_values, workers
+from a2a_actors.server.app import create_app, service_of
+from a2a_actors.server.auth import principal_for_secret
+from a2a_actors.server.cli_values import parse_store  # kept here: ``--store`` was always read here
+from a2a_actors.server.config import ServedAgent, ServerConfig
+from a2a_actors.server.inspector import cli as inspector_cli
+from a2a_actors.server.registration import check_register_urls, registered
+from a2a_actors.server.serve import serve
 from a2a_actors.stores import SQLiteTaskStore, StoreError
-
-from . import cli_grpc, cli_metrics, cli_trust, cli_values, workers
-from .app import create_app, service_of
-from .auth import principal_for_secret
-from .cli_values import parse_store  # kept here: ``--store`` was always read here
-from .config import ServedAgent, ServerConfig
-from .inspector import cli as inspector_cli
-from .registration import check_register_urls, registered
-from .serve import serve
 
 if TYPE_CHECKING:
     from quart import Quart

@@ -21,8 +21,8 @@ import argparse
 import importlib.util
 from pathlib import Path
 
-from .config import ServerConfig
-from .trust_options import CardSigningOptions, JWTOptions
+from a2a_actors.server.config import ServerConfig
+from a2a_actors.server.trust_options import CardSigningOptions, JWTOptions
 
 __all__ = ("add_arguments", "apply")
 

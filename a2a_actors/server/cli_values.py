@@ -19,8 +19,8 @@ import importlib.util
 import math
 from pathlib import Path
 
-from .config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_QUEUED, ClusterOptions
-from .registration import DEFAULT_REGISTER_TTL
+from a2a_actors.server.config import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_QUEUED, ClusterOptions
+from a2a_actors.server.registration import DEFAULT_REGISTER_TTL
 
 __all__ = (
     "EXTRAS",

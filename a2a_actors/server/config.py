@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Any
 from a2a_actors.protocol.card import AgentProvider, AgentSkill
 from a2a_actors.protocol.requests import SendMessageRequest
 from a2a_actors.runtime.replay import ResumeOptions
-
-from .grpc_options import GrpcOptions
-from .inspector.options import InspectorOptions
-from .metrics_options import MetricsOptions
-from .trust_options import CardSigningOptions, JWTOptions
+from a2a_actors.server.grpc_options import GrpcOptions
+from a2a_actors.server.inspector.options import InspectorOptions
+from a2a_actors.server.metrics_options import MetricsOptions
+from a2a_actors.server.trust_options import CardSigningOptions, JWTOptions
 
 if TYPE_CHECKING:
     from a2a_actors.push.delivery import Resolver

@@ -23,8 +23,7 @@ from a2a_actors.protocol.jsonrpc import Call, RequestId
 from a2a_actors.protocol.models import Message, StreamResponse
 from a2a_actors.protocol.requests import SendMessageResponse
 from a2a_actors.protocol.state import SETTLED_STATES
-
-from .checks import (
+from a2a_actors.server.checks import (
     HeaderLookup,
     Lookup,
     check_content_type,
@@ -33,10 +32,10 @@ from .checks import (
     requested_version,
     version_error,
 )
-from .methods import CallContext, Methods
-from .responses import Answer, Encoding, as_a2a_error, error_answer, jsonrpc_status
-from .service import A2AService
-from .sse import LAST_EVENT_ID, StreamCall, StreamFactory, resume_point
+from a2a_actors.server.methods import CallContext, Methods
+from a2a_actors.server.responses import Answer, Encoding, as_a2a_error, error_answer, jsonrpc_status
+from a2a_actors.server.service import A2AService
+from a2a_actors.server.sse import LAST_EVENT_ID, StreamCall, StreamFactory, resume_point
 
 __all__ = (
     "STREAMING",

@@ -44,9 +44,8 @@ except ImportError as exc:  # pragma: no cover - the extra is part of the dev in
     raise ImportError("JWT bearer auth needs PyJWT: pip install 'a2a-actors[jwt]'") from exc
 
 from a2a_actors.protocol.jose import algorithm_fits_key
-
-from .auth import InvalidTokenError
-from .trust_options import JWTOptions, check_key_url
+from a2a_actors.server.auth import InvalidTokenError
+from a2a_actors.server.trust_options import JWTOptions, check_key_url
 
 __all__ = ("ACCEPTED_CACHE", "JWKSKeys", "JWTValidator")
 

@@ -31,12 +31,11 @@ from a2a_actors.protocol.errors import (
     UnauthenticatedError,
 )
 from a2a_actors.protocol.requests import SendMessageRequest
-
-from .checks import HeaderLookup, check_content_type
-from .jsonrpc import V0_3, run_unary
-from .methods import CallContext
-from .responses import Answer, as_a2a_error, error_answer, error_headers
-from .service import A2AService
+from a2a_actors.server.checks import HeaderLookup, check_content_type
+from a2a_actors.server.jsonrpc import V0_3, run_unary
+from a2a_actors.server.methods import CallContext
+from a2a_actors.server.responses import Answer, as_a2a_error, error_answer, error_headers
+from a2a_actors.server.service import A2AService
 
 __all__ = ("ALIASES", "admit")
 

@@ -42,12 +42,11 @@ from a2a_actors.protocol.requests import (
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
+from a2a_actors.server.card import Cards
+from a2a_actors.server.config import ServerConfig
+from a2a_actors.server.idempotency import IdempotentSends
+from a2a_actors.server.push_configs import PushConfigs
 from a2a_actors.stores.keys import KeyStore
-
-from .card import Cards
-from .config import ServerConfig
-from .idempotency import IdempotentSends
-from .push_configs import PushConfigs
 
 if TYPE_CHECKING:
     from a2a_actors.runtime import Subscription, Supervisor

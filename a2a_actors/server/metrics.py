@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from a2a_actors.protocol.errors import UnauthenticatedError
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.protocol.state import TERMINAL_STATES
-
-from .responses import JSON, rest_error_answer
+from a2a_actors.server.responses import JSON, rest_error_answer
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
@@ -39,8 +38,7 @@ if TYPE_CHECKING:
 
     from a2a_actors.push.delivery import PushDelivery
     from a2a_actors.runtime import Supervisor
-
-    from .service import A2AService
+    from a2a_actors.server.service import A2AService
 
 __all__ = ("CONTENT_TYPE", "DelegationCounts", "ServerMetrics", "metrics_view")
 

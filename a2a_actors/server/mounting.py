@@ -32,7 +32,7 @@ import anyio
 import sniffio
 from anyio.abc import TaskGroup
 
-from .service import A2AService
+from a2a_actors.server.service import A2AService
 
 if TYPE_CHECKING:
     from quart import Quart
@@ -136,6 +136,6 @@ def lifespan(*apps: Quart) -> Lifespan:
     Raises:
         TypeError: An app was not made by ``create_app``.
     """
-    from .app import service_of
+    from a2a_actors.server.app import service_of
 
     return Lifespan(tuple(service_of(app) for app in apps))

@@ -49,20 +49,18 @@ from a2a_actors.protocol.requests import (
     TaskPushNotificationConfig,
 )
 from a2a_actors.runtime.tracing import ATTRIBUTES, Tracing
+from a2a_actors.server.methods import CallContext, Methods
+from a2a_actors.server.responses import as_a2a_error
 from a2a_actors.stores.keys import KeyStore
-
-from .methods import CallContext, Methods
-from .responses import as_a2a_error
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
     from a2a_actors.runtime import Supervisor
-
-    from .card import Cards
-    from .config import ServerConfig
-    from .metrics import ServerMetrics
-    from .push_configs import PushConfigs
+    from a2a_actors.server.card import Cards
+    from a2a_actors.server.config import ServerConfig
+    from a2a_actors.server.metrics import ServerMetrics
+    from a2a_actors.server.push_configs import PushConfigs
 
 __all__ = ("SERVICE", "ObservedMethods")
 

@@ -20,7 +20,7 @@ from functools import partial
 import anyio
 from quart import Quart
 
-from .app import current_backend, service_of
+from a2a_actors.server.app import current_backend, service_of
 
 __all__ = ("DEFAULT_REGISTER_TTL", "check_register_urls", "registered")
 

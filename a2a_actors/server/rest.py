@@ -58,18 +58,17 @@ from a2a_actors.protocol.requests import (
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
-
-from .checks import (
+from a2a_actors.server.checks import (
     HeaderLookup,
     check_content_type,
     is_supported_v1,
     requested_version,
     version_error,
 )
-from .methods import CallContext, Methods
-from .responses import REST, Answer, as_a2a_error, rest_error_answer
-from .service import A2AService
-from .sse import LAST_EVENT_ID, StreamCall, StreamFactory, resume_point
+from a2a_actors.server.methods import CallContext, Methods
+from a2a_actors.server.responses import REST, Answer, as_a2a_error, rest_error_answer
+from a2a_actors.server.service import A2AService
+from a2a_actors.server.sse import LAST_EVENT_ID, StreamCall, StreamFactory, resume_point
 
 __all__ = ("ROUTES", "admit")
 

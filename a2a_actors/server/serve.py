@@ -25,18 +25,17 @@ from anyio.abc import TaskStatus
 from hypercorn.config import Config as HypercornConfig, Sockets
 from quart import Quart
 
-from .addresses import authority
-from .app import Backend, create_app, current_backend, service_of
-from .config import ClusterOptions, ServerConfig
-from .delegation import lost_task_handler
-from .grpc_options import require_grpc
-from .push_configs import PushConfigStore
+from a2a_actors.server.addresses import authority
+from a2a_actors.server.app import Backend, create_app, current_backend, service_of
+from a2a_actors.server.config import ClusterOptions, ServerConfig
+from a2a_actors.server.delegation import lost_task_handler
+from a2a_actors.server.grpc_options import require_grpc
+from a2a_actors.server.push_configs import PushConfigStore
 
 if TYPE_CHECKING:
     from a2a_actors.cluster.member import ClusterMember
-
-    from .grpc import GrpcServer
-    from .service import A2AService
+    from a2a_actors.server.grpc import GrpcServer
+    from a2a_actors.server.service import A2AService
 
 __all__ = ("serve",)
 
@@ -97,7 +96,7 @@ def _grpc_server(service: A2AService, host: str, base_url: str) -> GrpcServer | 
     options = service.config.grpc
     if options is None:
         return None
-    from .grpc import GrpcServer
+    from a2a_actors.server.grpc import GrpcServer
 
     return GrpcServer(service, options, host=host, base_url=base_url)
 

@@ -41,6 +41,21 @@ from a2a_actors.push.policy import PushPolicy
 from a2a_actors.runtime import EventObserver, Supervisor, as_agent
 from a2a_actors.runtime.task_spans import TaskSpans
 from a2a_actors.runtime.tracing import Tracing, from_environment
+from a2a_actors.server.auth import Authenticator
+from a2a_actors.server.card import Cards
+from a2a_actors.server.checks import HeaderLookup, forwarded_headers, requested_extensions
+from a2a_actors.server.config import (
+    DEFAULT_MEMORY_RETENTION_MAX,
+    DEFAULT_MEMORY_RETENTION_TTL,
+    ServerConfig,
+)
+from a2a_actors.server.delegation import provide_delegator
+from a2a_actors.server.idempotency import IDEMPOTENCY_HEADER
+from a2a_actors.server.methods import CallContext, Methods
+from a2a_actors.server.metrics import ServerMetrics
+from a2a_actors.server.observed import ObservedMethods
+from a2a_actors.server.push_configs import MemoryPushConfigStore, PushConfigs, PushConfigStore
+from a2a_actors.server.sse import StreamHub
 from a2a_actors.stores.base import (
     RecoverableStore,
     RecoveryReport,
@@ -51,18 +66,6 @@ from a2a_actors.stores.base import (
 )
 from a2a_actors.stores.keys import KeyStore, MemoryKeys
 from a2a_actors.stores.memory import MemoryTaskStore
-
-from .auth import Authenticator
-from .card import Cards
-from .checks import HeaderLookup, forwarded_headers, requested_extensions
-from .config import DEFAULT_MEMORY_RETENTION_MAX, DEFAULT_MEMORY_RETENTION_TTL, ServerConfig
-from .delegation import provide_delegator
-from .idempotency import IDEMPOTENCY_HEADER
-from .methods import CallContext, Methods
-from .metrics import ServerMetrics
-from .observed import ObservedMethods
-from .push_configs import MemoryPushConfigStore, PushConfigs, PushConfigStore
-from .sse import StreamHub
 
 __all__ = ("A2AService", "ServerNotRunningError", "base_url")
 

@@ -47,9 +47,8 @@ from a2a_actors.protocol.errors import A2AError, InvalidParamsError, ServerBusyE
 from a2a_actors.protocol.jsonrpc import RequestId
 from a2a_actors.protocol.models import StreamResponse
 from a2a_actors.protocol.sse import encode_comment, encode_event, encode_json_event
-
-from .later import Later
-from .responses import (
+from a2a_actors.server.later import Later
+from a2a_actors.server.responses import (
     Encoding,
     Message,
     Receive,

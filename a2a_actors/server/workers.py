@@ -66,10 +66,9 @@ from anyio.abc import TaskStatus
 from a2a_actors.cluster import require_nats
 from a2a_actors.cluster.errors import ClusterExtraMissingError
 from a2a_actors.cluster.nats_server import NatsServer, NatsServerError, find_nats_server
-
-from . import cli_values
-from .addresses import authority
-from .config import ClusterOptions
+from a2a_actors.server import cli_values
+from a2a_actors.server.addresses import authority
+from a2a_actors.server.config import ClusterOptions
 
 __all__ = (
     "STOP_S",
@@ -249,7 +248,7 @@ async def serve_workers(
 def _parse_serve(argv: list[str]) -> argparse.Namespace:
     # The serve command's own parser, so a worker gets exactly what the command would
     # parse. Imported here: cli_serve imports this module for its --workers hook.
-    from . import cli_serve
+    from a2a_actors.server import cli_serve
 
     parser = argparse.ArgumentParser(prog="serve_workers", exit_on_error=False)
     cli_serve.register(parser.add_subparsers())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import (
+from a2a_actors.stores.base import (
     DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE as MAX_PAGE_SIZE,
     RecoverableStore as RecoverableStore,
@@ -15,13 +15,13 @@ from .base import (
     encode_page_token as encode_page_token,
     sort_key as sort_key,
 )
-from .memory import MemoryTaskStore as MemoryTaskStore
-from .sqlite import (
+from a2a_actors.stores.memory import MemoryTaskStore as MemoryTaskStore
+from a2a_actors.stores.sqlite import (
     SQLitePushConfigStore as SQLitePushConfigStore,
     SQLiteStoreStatistics as SQLiteStoreStatistics,
     SQLiteTaskStore as SQLiteTaskStore,
 )
-from .sqlite_schema import (
+from a2a_actors.stores.sqlite_schema import (
     SchemaTooNewError as SchemaTooNewError,
     StoreClosedError as StoreClosedError,
     StoreCorruptError as StoreCorruptError,

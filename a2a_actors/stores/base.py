@@ -29,9 +29,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
-from ..protocol import codec
-from ..protocol.errors import InvalidParamsError
-from ..protocol.models import Task, TaskState
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.errors import InvalidParamsError
+from a2a_actors.protocol.models import Task, TaskState
 
 __all__ = (
     "DEFAULT_PAGE_SIZE",

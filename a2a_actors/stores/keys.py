@@ -16,7 +16,7 @@ from typing import Protocol
 import anyio
 import msgspec
 
-from ..protocol.models import Message
+from a2a_actors.protocol.models import Message
 
 __all__ = ("DEFAULT_TTL", "KeyStore", "MemoryKeys", "Sent")
 

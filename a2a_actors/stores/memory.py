@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable
 
-from .base import (
+from a2a_actors.stores.base import (
     StoredTask,
     TaskPage,
     TaskQuery,

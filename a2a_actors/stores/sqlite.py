@@ -43,10 +43,10 @@ from typing import NoReturn, Self, TypeVar
 
 import anyio
 
-from ..protocol.models import utc_now
-from ..protocol.requests import TaskPushNotificationConfig
-from . import sqlite_rows as rows, sqlite_schema as schema
-from .base import (
+from a2a_actors.protocol.models import utc_now
+from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.stores import sqlite_rows as rows, sqlite_schema as schema
+from a2a_actors.stores.base import (
     RecoveryReport as RecoveryReport,
     StoredTask,
     TaskPage,
@@ -55,15 +55,15 @@ from .base import (
     encode_page_token,
     sort_key,
 )
-from .sqlite_push import SQLitePushConfigStore as SQLitePushConfigStore
-from .sqlite_schema import (
+from a2a_actors.stores.sqlite_push import SQLitePushConfigStore as SQLitePushConfigStore
+from a2a_actors.stores.sqlite_schema import (
     SchemaTooNewError as SchemaTooNewError,
     StoreClosedError as StoreClosedError,
     StoreCorruptError as StoreCorruptError,
     StoreError as StoreError,
     Synchronous as Synchronous,
 )
-from .sqlite_writer import (
+from a2a_actors.stores.sqlite_writer import (
     GroupCommitWriter,
     SQLiteStoreStatistics as SQLiteStoreStatistics,
 )

@@ -13,10 +13,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from ..protocol import codec
-from ..protocol.requests import TaskPushNotificationConfig
-from .sqlite_rows import delete_push_config, put_push_config
-from .sqlite_writer import GroupCommitWriter
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.stores.sqlite_rows import delete_push_config, put_push_config
+from a2a_actors.stores.sqlite_writer import GroupCommitWriter
 
 __all__ = ("SQLitePushConfigStore",)
 

@@ -20,12 +20,12 @@ from typing import Any
 
 import msgspec
 
-from ..protocol import codec
-from ..protocol.models import Task
-from ..protocol.requests import TaskPushNotificationConfig
-from ..protocol.settling import settle_orphan
-from ..protocol.state import TERMINAL_STATES
-from .base import StoredTask, TaskQuery
+from a2a_actors.protocol import codec
+from a2a_actors.protocol.models import Task
+from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.protocol.settling import settle_orphan
+from a2a_actors.protocol.state import TERMINAL_STATES
+from a2a_actors.stores.base import StoredTask, TaskQuery
 
 __all__ = (
     "TaskRow",

@@ -35,8 +35,8 @@ from typing import Literal
 
 import msgspec
 
-from ..protocol.requests import TaskPushNotificationConfig
-from .sqlite_rows import (
+from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.stores.sqlite_rows import (
     TaskRow as TaskRow,
     delete_push_config as delete_push_config,
     delete_rows as delete_rows,

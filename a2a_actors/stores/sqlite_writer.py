@@ -35,7 +35,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 import anyio.abc
 
-from .sqlite_schema import StoreClosedError, StoreError, is_database_failure
+from a2a_actors.stores.sqlite_schema import StoreClosedError, StoreError, is_database_failure
 
 __all__ = ("GroupCommitWriter", "SQLiteStoreStatistics")
 

@@ -13,6 +13,6 @@ The conversions live in :mod:`a2a_actors.protocol.protobuf`. See docs/grpc.md.
 
 from __future__ import annotations
 
-from .server import GrpcServer as GrpcServer
+from a2a_actors.server.grpc.server import GrpcServer as GrpcServer
 
 __all__ = ("GrpcServer",)

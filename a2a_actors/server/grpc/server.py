@@ -33,11 +33,10 @@ import grpc
 import grpc.aio
 
 from a2a_actors.protocol import grpc_service
-
-from ..addresses import authority
-from ..grpc_options import GrpcOptions
-from ..service import A2AService
-from .servicer import A2AServicer
+from a2a_actors.server.addresses import authority
+from a2a_actors.server.grpc.servicer import A2AServicer
+from a2a_actors.server.grpc_options import GrpcOptions
+from a2a_actors.server.service import A2AService
 
 __all__ = ("GrpcServer",)
 

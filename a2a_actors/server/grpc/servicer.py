@@ -39,13 +39,12 @@ from a2a_actors.protocol import grpc_service, grpc_status, protobuf
 from a2a_actors.protocol.errors import UnauthenticatedError
 from a2a_actors.protocol.grpc_service import Method
 from a2a_actors.protocol.models import WireStruct
-
-from ..checks import is_supported_v1, requested_version, version_error
-from ..jsonrpc import STREAMING, UNARY
-from ..methods import CallContext
-from ..responses import as_a2a_error
-from ..service import A2AService
-from .metadata import EXTENSIONS_KEY, Metadata, NoQuery, error_metadata
+from a2a_actors.server.checks import is_supported_v1, requested_version, version_error
+from a2a_actors.server.grpc.metadata import EXTENSIONS_KEY, Metadata, NoQuery, error_metadata
+from a2a_actors.server.jsonrpc import STREAMING, UNARY
+from a2a_actors.server.methods import CallContext
+from a2a_actors.server.responses import as_a2a_error
+from a2a_actors.server.service import A2AService
 
 __all__ = ("A2AServicer",)
 

@@ -8,7 +8,7 @@ that the configuration can name them without importing the server.
 
 from __future__ import annotations
 
-from .feed import FeedStatistics, InspectorFeed
-from .options import InspectorOptions
+from a2a_actors.server.inspector.feed import FeedStatistics, InspectorFeed
+from a2a_actors.server.inspector.options import InspectorOptions
 
 __all__ = ("FeedStatistics", "InspectorFeed", "InspectorOptions")

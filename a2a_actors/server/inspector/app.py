@@ -45,16 +45,28 @@ from a2a_actors.protocol.models import Task
 from a2a_actors.protocol.requests import GetTaskRequest, ListTasksRequest
 from a2a_actors.protocol.sse import encode_comment, encode_event
 from a2a_actors.runtime import Supervisor
-
-from ..asgi import ScopeHeaders
-from ..methods import CallContext
-from ..responses import Answer, Receive, Send, as_a2a_error, rest_error_answer, send_answer
-from ..service import A2AService, ServerNotRunningError, base_url
-from ..sse import SSE_HEADERS
-from .feed import InspectorFeed, Lane
-from .hops import PeerReader, read_tree
-from .options import InspectorOptions
-from .views import hop_facts, http_url, parse_state, row_of, snapshot_timeline
+from a2a_actors.server.asgi import ScopeHeaders
+from a2a_actors.server.inspector.feed import InspectorFeed, Lane
+from a2a_actors.server.inspector.hops import PeerReader, read_tree
+from a2a_actors.server.inspector.options import InspectorOptions
+from a2a_actors.server.inspector.views import (
+    hop_facts,
+    http_url,
+    parse_state,
+    row_of,
+    snapshot_timeline,
+)
+from a2a_actors.server.methods import CallContext
+from a2a_actors.server.responses import (
+    Answer,
+    Receive,
+    Send,
+    as_a2a_error,
+    rest_error_answer,
+    send_answer,
+)
+from a2a_actors.server.service import A2AService, ServerNotRunningError, base_url
+from a2a_actors.server.sse import SSE_HEADERS
 
 __all__ = ("PREFIX", "Inspector", "install_inspector")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..config import ServerConfig
-from .options import InspectorOptions
+from a2a_actors.server.config import ServerConfig
+from a2a_actors.server.inspector.options import InspectorOptions
 
 __all__ = ("add_arguments", "apply")
 

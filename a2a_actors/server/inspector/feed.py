@@ -31,8 +31,7 @@ import anyio
 import msgspec
 
 from a2a_actors.protocol.models import StreamResponse
-
-from .views import entry_of, row_of, state_name
+from a2a_actors.server.inspector.views import entry_of, row_of, state_name
 
 __all__ = ("FeedStatistics", "InspectorFeed", "Lane", "TaskLog")
 

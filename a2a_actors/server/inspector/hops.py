@@ -33,9 +33,8 @@ from a2a_actors.protocol.jsonrpc import decode_response, encode_request
 from a2a_actors.protocol.models import Task
 from a2a_actors.protocol.requests import GetTaskRequest
 from a2a_actors.protocol.state import TERMINAL_STATES
-
-from .options import InspectorOptions
-from .views import ChildFacts, hop_facts, http_url, state_name
+from a2a_actors.server.inspector.options import InspectorOptions
+from a2a_actors.server.inspector.views import ChildFacts, hop_facts, http_url, state_name
 
 __all__ = ("MAX_ANSWER", "PeerReader", "TaskReader", "read_tree")
 
