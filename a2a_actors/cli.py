@@ -40,10 +40,10 @@ __all__ = ("BROKEN_PIPE", "SUBCOMMANDS", "build_parser", "main")
 
 #: Modules that each register one or more subcommands.
 SUBCOMMANDS: tuple[str, ...] = (
-    "a2a_actors.server.cli_serve",
-    "a2a_actors.client.cli",
-    "a2a_actors.client.cli_agents",
-    "a2a_actors.loadtest.cli",
+    "a2a_actors.server._cli.serve",
+    "a2a_actors.client._cli.commands",
+    "a2a_actors.client._cli.agents",
+    "a2a_actors.loadtest._cli",
 )
 
 #: The exit status when stdout's reader went away (128 + SIGPIPE).

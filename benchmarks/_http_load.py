@@ -24,10 +24,10 @@ from pathlib import Path
 
 from _http_servers import Pinning, Server, _cpu_seconds
 
-from a2a_actors.loadtest.engine import Load as GeneratorLoad
-from a2a_actors.loadtest.requests import load_message
-from a2a_actors.loadtest.runner import Options, measure
-from a2a_actors.loadtest.target import BenchError, Endpoint
+from a2a_actors.loadtest._engine import Load as GeneratorLoad
+from a2a_actors.loadtest._requests import load_message
+from a2a_actors.loadtest._runner import Options, measure
+from a2a_actors.loadtest._target import BenchError, Endpoint
 
 WORKLOADS = ("send", "stream")
 #: The user text of every request.

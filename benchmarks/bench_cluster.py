@@ -78,10 +78,10 @@ from anyio.from_thread import start_blocking_portal
 
 from a2a_actors.client import A2AClient
 from a2a_actors.cluster import NatsServer
-from a2a_actors.loadtest.engine import Load
-from a2a_actors.loadtest.requests import load_message
-from a2a_actors.loadtest.runner import Options, measure
-from a2a_actors.loadtest.target import BenchError, Endpoint
+from a2a_actors.loadtest._engine import Load
+from a2a_actors.loadtest._requests import load_message
+from a2a_actors.loadtest._runner import Options, measure
+from a2a_actors.loadtest._target import BenchError, Endpoint
 from a2a_actors.protocol import Task, TaskState
 
 ECHO = "examples.echo:agent"

@@ -38,8 +38,7 @@ import anyio
 from _common import emit, make_parser, percentile, versions
 
 from a2a_actors.client import A2AClient, text_message
-from a2a_actors.protocol.models import Message, Task, TaskState
-from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol import Message, SendMessageRequest, Task, TaskState
 from a2a_actors.runtime import Agent, Supervisor, TaskContext
 from orchestrator import Orchestrator, delegate, orchestrated, serve
 

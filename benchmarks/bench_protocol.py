@@ -36,24 +36,23 @@ from typing import Any
 
 from _common import emit, make_parser, percentile, versions
 
-from a2a_actors.protocol import codec, jsonrpc
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol import (
     Artifact,
     Message,
     Part,
     Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
     StreamResponse,
     Task,
+    TaskMachine,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    _jsonrpc as jsonrpc,
+    codec,
 )
-from a2a_actors.protocol.requests import (
-    SendMessageConfiguration,
-    SendMessageRequest,
-)
-from a2a_actors.protocol.sse import SSEParser, encode_event
-from a2a_actors.protocol.state import TaskMachine
+from a2a_actors.protocol._sse import SSEParser, encode_event
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 

@@ -40,10 +40,9 @@ from typing import Any
 import anyio
 from _common import emit, make_parser, percentile, versions
 
-from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.models import Message, Part, Role
+from a2a_actors.protocol import Message, Part, Role, Task, TaskState, TaskStatus
 from a2a_actors.stores import MemoryTaskStore, StoredTask, TaskQuery, TaskStore
-from a2a_actors.stores.sqlite import SQLiteTaskStore, Synchronous
+from a2a_actors.stores._sqlite import SQLiteTaskStore, Synchronous
 
 STORES = ("memory", "sqlite_full", "sqlite_normal")
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

@@ -46,9 +46,7 @@ from __future__ import annotations
 
 import anyio
 
-from a2a_actors.protocol.card import AgentExtension, AgentSkill
-from a2a_actors.protocol.models import Message, Part
-from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol import AgentExtension, AgentSkill, Message, Part, SendMessageRequest
 from a2a_actors.runtime import Agent, TaskContext
 from a2a_actors.server import ExtendedCard, ServedAgent, ServerConfig
 

@@ -8,7 +8,7 @@ Send any text; the answer is a task in ``TASK_STATE_COMPLETED`` with one artifac
 
 from __future__ import annotations
 
-from a2a_actors.protocol.card import AgentSkill
+from a2a_actors.protocol import AgentSkill
 from a2a_actors.runtime import Agent, TaskContext
 
 __all__ = ("agent",)

@@ -22,10 +22,8 @@ import anyio
 from anyio.abc import TaskGroup
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.errors import TaskNotCancelableError
-from a2a_actors.protocol.models import Task
-from a2a_actors.server import ServerConfig
-from a2a_actors.server.inspector import InspectorOptions
+from a2a_actors.protocol import Task, TaskNotCancelableError
+from a2a_actors.server import InspectorOptions, ServerConfig
 from examples.multihop.agents import REMOTE, Directory, build_agents
 from orchestrator import Orchestrator, serve
 

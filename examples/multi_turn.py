@@ -13,7 +13,7 @@ that message is the answer to the question already asked, so it is not asked aga
 
 from __future__ import annotations
 
-from a2a_actors.protocol.card import AgentSkill
+from a2a_actors.protocol import AgentSkill
 from a2a_actors.runtime import Agent, TaskContext
 
 __all__ = ("QUESTION", "agent")

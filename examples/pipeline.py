@@ -2,7 +2,7 @@
 
     python -m examples.pipeline "hello   world, the tea is good"
 
-The pipeline is built from :mod:`orchestrator.pipelines`::
+The pipeline is built from :mod:`orchestrator._pipelines`::
 
     text-pipeline = sequence(
         clean,                                   # local: tidy the whitespace
@@ -26,7 +26,7 @@ from functools import partial
 import anyio
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.models import Task
+from a2a_actors.protocol import Task
 from a2a_actors.runtime import Agent, TaskContext
 from orchestrator import DelegationResult, fan_out, fetch_tree, render_tree, sequence, serve
 

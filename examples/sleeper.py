@@ -15,7 +15,7 @@ import math
 
 import anyio
 
-from a2a_actors.protocol.card import AgentSkill
+from a2a_actors.protocol import AgentSkill
 from a2a_actors.runtime import Agent, TaskContext
 
 __all__ = ("agent",)

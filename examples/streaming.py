@@ -10,7 +10,7 @@ the words back separated by single spaces.
 
 from __future__ import annotations
 
-from a2a_actors.protocol.card import AgentSkill
+from a2a_actors.protocol import AgentSkill
 from a2a_actors.runtime import Agent, TaskContext
 
 __all__ = ("agent",)

@@ -13,56 +13,47 @@ imports it.
 
 from __future__ import annotations
 
-from orchestrator.child import ChildStream as ChildStream
-from orchestrator.correlation import (
+from orchestrator._child import ChildStream as ChildStream
+from orchestrator._correlation import (
     CORRELATION_URI as CORRELATION_URI,
-    DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH,
     ChildRecord as ChildRecord,
     Correlation as Correlation,
     HopRecord as HopRecord,
-    check_incoming as check_incoming,
     child_correlation as child_correlation,
     from_metadata as from_metadata,
-    hop_record as hop_record,
-    parse_traceparent as parse_traceparent,
-    root_correlation as root_correlation,
     traceparent as traceparent,
 )
-from orchestrator.delegator import (
+from orchestrator._delegator import (
     Orchestrator as Orchestrator,
     delegate as delegate,
     stream_delegate as stream_delegate,
 )
-from orchestrator.errors import (
+from orchestrator._errors import (
     CycleError as CycleError,
     DelegationError as DelegationError,
     DepthLimitError as DepthLimitError,
     InputRequired as InputRequired,
 )
-from orchestrator.orchestrated import (
-    CORRELATION_EXTENSION as CORRELATION_EXTENSION,
-    is_orchestrated as is_orchestrated,
+from orchestrator._orchestrated import (
     orchestrated as orchestrated,
 )
-from orchestrator.outcome import DelegationResult as DelegationResult
-from orchestrator.pipelines import (
+from orchestrator._outcome import DelegationResult as DelegationResult
+from orchestrator._pipelines import (
     fan_out as fan_out,
     join_texts as join_texts,
     route as route,
     sequence as sequence,
 )
-from orchestrator.serving import serve as serve
-from orchestrator.tree import (
+from orchestrator._tree import (
     HopNode as HopNode,
     fetch_tree as fetch_tree,
     render_tree as render_tree,
     supervisor_tree as supervisor_tree,
 )
+from orchestrator.serving import serve as serve
 
 __all__ = (
-    "CORRELATION_EXTENSION",
     "CORRELATION_URI",
-    "DEFAULT_MAX_DEPTH",
     "ChildRecord",
     "ChildStream",
     "Correlation",
@@ -74,19 +65,14 @@ __all__ = (
     "HopRecord",
     "InputRequired",
     "Orchestrator",
-    "check_incoming",
     "child_correlation",
     "delegate",
     "fan_out",
     "fetch_tree",
     "from_metadata",
-    "hop_record",
-    "is_orchestrated",
     "join_texts",
     "orchestrated",
-    "parse_traceparent",
     "render_tree",
-    "root_correlation",
     "route",
     "sequence",
     "serve",

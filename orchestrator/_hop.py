@@ -1,24 +1,22 @@
 """The orchestrator's state of one running task that delegates (a *hop*).
 
-Theory of operation
--------------------
-A :class:`Hop` exists while a task of an orchestrated agent runs (or while a delegation of
-an unwrapped agent is in flight). It holds the task's :class:`~.correlation.HopRecord` (what
-the task metadata shows under the correlation URI), the children that are still
-*outstanding* (started and not yet seen terminal), and two locks:
+Theory of operation ------------------- A :class:`Hop` exists while a task of an orchestrated agent
+runs (or while a delegation of an unwrapped agent is in flight). It holds the task's
+:class:`~orchestrator._correlation.HopRecord` (what the task metadata shows under the correlation
+URI), the children that are still *outstanding* (started and not yet seen terminal), and two locks:
 
 * ``write_lock`` serialises metadata writes: a fan-out records its children from several
   tasks of one handler, and each write stores the whole record;
 * ``ask_lock`` serialises relayed questions: two children asking at once are relayed to the
   caller one after the other (a task can wait for one answer at a time).
 
-Cancel cascade. A child being followed is cancelled by its own :class:`~.child.ChildStream`
-when the delegation is left early (the parent was cancelled, failed, or stopped reading).
-Children that are outstanding but not followed (a question handed to the agent with
-``relay_input=False`` and never answered) are cancelled by the orchestrated wrapper when the
-task ends. Both use :meth:`Hop.cancel_child`: shielded, each attempt bounded by the cancel
-timeout, retried once; the child's final state is recorded and, when it ended CANCELED,
-its task id goes into ``canceledChildren``.
+Cancel cascade. A child being followed is cancelled by its own
+:class:`~orchestrator._child.ChildStream` when the delegation is left early (the parent was
+cancelled, failed, or stopped reading). Children that are outstanding but not followed (a question
+handed to the agent with ``relay_input=False`` and never answered) are cancelled by the orchestrated
+wrapper when the task ends. Both use :meth:`Hop.cancel_child`: shielded, each attempt bounded by the
+cancel timeout, retried once; the child's final state is recorded and, when it ended CANCELED, its
+task id goes into ``canceledChildren``.
 
 :class:`HopRegistry` maps task ids to hops (reference-counted) so that concurrent
 delegations of one task share one record.
@@ -32,19 +30,19 @@ from typing import Protocol, runtime_checkable
 
 import anyio
 
-from a2a_actors.protocol.errors import TaskNotCancelableError, TaskNotFoundError
-from a2a_actors.protocol.models import Task, TaskState, utc_now
-from a2a_actors.protocol.state import TERMINAL_STATES
+from a2a_actors.protocol._errors import TaskNotCancelableError, TaskNotFoundError
+from a2a_actors.protocol._models import Task, TaskState, utc_now
+from a2a_actors.protocol._state import TERMINAL_STATES
 from a2a_actors.runtime import TaskContext, TaskRunner
-from orchestrator._links import Link
-from orchestrator._tracing import span_id_for
-from orchestrator.correlation import (
+from orchestrator._correlation import (
     CORRELATION_URI,
     ChildRecord,
     Correlation,
     HopRecord,
     traceparent,
 )
+from orchestrator._links import Link
+from orchestrator._tracing import span_id_for
 
 __all__ = ("Hop", "HopHost", "HopRegistry", "Outstanding")
 

@@ -38,11 +38,11 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from a2a_actors.client import A2AClient, EventStream, request_headers
-from a2a_actors.protocol.card import AgentCard
-from a2a_actors.protocol.models import Message, StreamResponse, Task
-from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
+from a2a_actors.protocol._card import AgentCard
+from a2a_actors.protocol._models import Message, StreamResponse, Task
+from a2a_actors.protocol._requests import SendMessageConfiguration, SendMessageRequest
 from a2a_actors.runtime import Agent, TaskRunner
-from orchestrator.correlation import CORRELATION_URI, STARTS_AT_ONCE
+from orchestrator._correlation import CORRELATION_URI, STARTS_AT_ONCE
 
 __all__ = (
     "Link",

@@ -1,22 +1,18 @@
 """Starting (and resuming) one delegated child, so that the parent always learns its id.
 
-Theory of operation
--------------------
-A :class:`Plan` is a delegation ready to start: the parent's hop, the link to the child
-agent, the child's correlation and the message (its target resolved and depth and cycles
-checked already). :class:`ChildStarter`, the first half of a
-:class:`~.child.ChildStream`, starts the child from it. An orchestrated child (every local
-one, and a remote one whose card declares streaming and the correlation extension with
-``startsAtOnce``) is started and followed with one SendStreamingMessage: its wrapper
-starts the task at once, so the stream's first event, the Task, names it before it does
-anything. Any other streaming
-agent's first event could be delayed until it first acts, so it is started with
-``returnImmediately`` (the stream then follows it with SubscribeToTask, or, when its agent
-does not stream, by polling GetTask). Either start (up to the first event) is shielded from
-cancellation (bounded by the start timeout), so the parent always learns the child's task
-id; the child is recorded in the parent's hop record and becomes *outstanding* before
-anything else can be interrupted. Resuming an interrupted child (the answer to its
-question) is shielded the same way.
+Theory of operation ------------------- A :class:`Plan` is a delegation ready to start: the parent's
+hop, the link to the child agent, the child's correlation and the message (its target resolved and
+depth and cycles checked already). :class:`ChildStarter`, the first half of a
+:class:`~orchestrator._child.ChildStream`, starts the child from it. An orchestrated child (every
+local one, and a remote one whose card declares streaming and the correlation extension with
+``startsAtOnce``) is started and followed with one SendStreamingMessage: its wrapper starts the task
+at once, so the stream's first event, the Task, names it before it does anything. Any other
+streaming agent's first event could be delayed until it first acts, so it is started with
+``returnImmediately`` (the stream then follows it with SubscribeToTask, or, when its agent does not
+stream, by polling GetTask). Either start (up to the first event) is shielded from cancellation
+(bounded by the start timeout), so the parent always learns the child's task id; the child is
+recorded in the parent's hop record and becomes *outstanding* before anything else can be
+interrupted. Resuming an interrupted child (the answer to its question) is shielded the same way.
 
 A server that ignores ``returnImmediately`` answers only once the child settled. For an
 agent that does not stream (the kind most likely to be that simple), the start is shielded
@@ -24,9 +20,9 @@ for at most the start timeout and then waited for *unshielded*, as the blocking 
 become (:func:`shielded_at_first`), rather than failed: such a child cannot be cancelled
 before it settles anyway, as its id is unknown until then.
 
-The starter's state (the plan, the outstanding child, the events not yet handed out, the
-open event stream) belongs to the :class:`~.child.ChildStream` built on it, which follows
-the child and closes what the start opened.
+The starter's state (the plan, the outstanding child, the events not yet handed out, the open event
+stream) belongs to the :class:`~orchestrator._child.ChildStream` built on it, which follows the
+child and closes what the start opened.
 """
 
 from __future__ import annotations
@@ -41,12 +37,12 @@ from uuid import uuid4
 
 import anyio
 
-from a2a_actors.protocol.errors import A2AError
-from a2a_actors.protocol.models import Message, Role, StreamResponse, Task, TaskState, utc_now
+from a2a_actors.protocol._errors import A2AError
+from a2a_actors.protocol._models import Message, Role, StreamResponse, Task, TaskState, utc_now
 from a2a_actors.runtime import SubscriberDropped
+from orchestrator._correlation import CORRELATION_URI, ChildRecord, Correlation, traceparent
+from orchestrator._errors import DelegationError
 from orchestrator._hop import Hop, Outstanding
-from orchestrator.correlation import CORRELATION_URI, ChildRecord, Correlation, traceparent
-from orchestrator.errors import DelegationError
 
 if TYPE_CHECKING:
     from orchestrator._links import Link
@@ -96,8 +92,8 @@ class Plan:
 class ChildStarter:
     """The state of one delegation and the calls that start or resume its child.
 
-    Subclassed by :class:`~.child.ChildStream`, which sets :attr:`_plan` before starting
-    and owns everything opened here (it closes :attr:`_stack` and cancels the outstanding
+    Subclassed by :class:`~orchestrator._child.ChildStream`, which sets :attr:`_plan` before
+    starting and owns everything opened here (it closes :attr:`_stack` and cancels the outstanding
     child when it is left early).
     """
 

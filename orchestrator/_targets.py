@@ -1,7 +1,7 @@
 """Delegation targets: how the target of ``ctx.delegate`` becomes a :class:`~._links.Link`.
 
-What a target may be is the contract of :mod:`orchestrator.delegator`. :class:`Targets`
-(one per :class:`~.delegator.Orchestrator`) resolves one: a local agent becomes a
+What a target may be is the contract of :mod:`orchestrator._delegator`. :class:`Targets`
+(one per :class:`~orchestrator._delegator.Orchestrator`) resolves one: a local agent becomes a
 :class:`~._links.LocalLink` to an orchestrated wrapper of it, in the delegating task's own
 supervisor; a :class:`~a2a_actors.client.RemoteAgent` or
 :class:`~a2a_actors.client.A2AClient` a :class:`~._links.RemoteLink` over that client; a
@@ -14,11 +14,12 @@ the correlation extension) is cached per base URL, and concurrent first delegati
 URL wait for one connection (a lock per URL).
 
 A name the resolver does not know is looked up in the registry
-(:mod:`a2a_actors.client.registry`): the one given, else the one the ``A2A_ACTORS_REGISTRY``
-environment variable names (opened for that one lookup), and the entry's URL is then a
-remote target like any other. Names are looked up at every delegation, so a server that
-left the registry is no longer called. :meth:`Targets.aclose` closes those clients,
-then the ``httpx.AsyncClient`` if it made it; one it was given stays its owner's.
+(:mod:`a2a_actors.client._registry.registry`): the one given, else the one the
+``A2A_ACTORS_REGISTRY`` environment variable names (opened for that one lookup), and the
+entry's URL is then a remote target like any other. Names are looked up at every
+delegation, so a server that left the registry is no longer called.
+:meth:`Targets.aclose` closes those clients, then the ``httpx.AsyncClient`` if it made it;
+one it was given stays its owner's.
 """
 
 from __future__ import annotations
@@ -31,13 +32,13 @@ import anyio
 import httpx
 
 from a2a_actors.client import A2AClient, RemoteAgent, Timeouts
+from a2a_actors.client._registry.registry import REGISTRY_ENV, Registry, open_registry
 from a2a_actors.client.middleware import ClientMiddleware
-from a2a_actors.client.registry import REGISTRY_ENV, Registry, open_registry
-from a2a_actors.protocol.errors import A2AError, UnsupportedOperationError
+from a2a_actors.protocol._errors import A2AError, UnsupportedOperationError
 from a2a_actors.runtime import Agent, TaskContext, as_agent
+from orchestrator._errors import DelegationError
 from orchestrator._links import Link, LocalLink, RemoteLink, starts_at_once
-from orchestrator.errors import DelegationError
-from orchestrator.orchestrated import orchestrated
+from orchestrator._orchestrated import orchestrated
 
 __all__ = ("ClientFactory", "Resolver", "Targets")
 

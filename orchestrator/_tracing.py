@@ -1,6 +1,6 @@
 """What a delegation adds to traces and counts: a CLIENT span and an outcome.
 
-With tracing off (:func:`a2a_actors.runtime.tracing.active` is None) nothing here imports
+With tracing off (:func:`a2a_actors.runtime._tracing.active` is None) nothing here imports
 OpenTelemetry and every function returns at once.
 
 A delegation's span (``a2a.delegate <agent>``, kind CLIENT) is a child of the current span
@@ -11,11 +11,11 @@ local child's task span is its child; a remote child's server continues it from 
 (a remote child's base URL), ``a2a.task.id``/``a2a.context.id`` of the child once known,
 ``a2a.task.state`` at the end; status ERROR unless the outcome is ``completed``.
 
-Outcomes (``a2a_delegations_total{outcome}``, the span's ``a2a.delegation.outcome``):
-the child's final state (``completed``, ``failed``, ``canceled``, ``rejected``; a Message
-reply is ``completed``), ``input_required`` (handed to the agent as
-:class:`~.errors.InputRequired`; answering it continues as a new delegation), ``refused``
-(depth or cycle: nothing was sent), ``error`` (could not be started or followed).
+Outcomes (``a2a_delegations_total{outcome}``, the span's ``a2a.delegation.outcome``): the child's
+final state (``completed``, ``failed``, ``canceled``, ``rejected``; a Message reply is
+``completed``), ``input_required`` (handed to the agent as
+:class:`~orchestrator._errors.InputRequired`; answering it continues as a new delegation),
+``refused`` (depth or cycle: nothing was sent), ``error`` (could not be started or followed).
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from a2a_actors.client.call_span import ClientSpan
-from a2a_actors.runtime import tracing
-from a2a_actors.runtime.tracing import ATTRIBUTES
+from a2a_actors.client._call_span import ClientSpan
+from a2a_actors.runtime import _tracing as tracing
+from a2a_actors.runtime._tracing import ATTRIBUTES
 
 if TYPE_CHECKING:
-    from orchestrator.correlation import Correlation
+    from orchestrator._correlation import Correlation
 
 __all__ = ("DelegationSpan", "Outcomes", "root_trace_id", "span_id_for")
 

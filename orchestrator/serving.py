@@ -1,18 +1,18 @@
 """Serving an agent that delegates: one call wires the agent, the orchestrator and the server.
 
 ``url = await task_group.start(orchestrator.serve, agent)`` is
-:func:`a2a_actors.server.serve` plus what delegation needs:
+:func:`a2a_actors.server._serve` plus what delegation needs:
 
-* the agent is wrapped with :func:`~.orchestrated.orchestrated` (correlation extension on the
-  card, incoming correlation checked and recorded, cancel cascade);
-* its Supervisor gets an :class:`~.delegator.Orchestrator` as ``delegator`` (a fresh one, closed
-  at shutdown, unless you pass yours), so ``ctx.delegate`` works;
+* the agent is wrapped with :func:`~orchestrator._orchestrated.orchestrated` (correlation extension
+  on the card, incoming correlation checked and recorded, cancel cascade);
+* its Supervisor gets an :class:`~orchestrator._delegator.Orchestrator` as ``delegator`` (a fresh
+  one, closed at shutdown, unless you pass yours), so ``ctx.delegate`` works;
 * the orchestrator learns the server's base URL, so hop records and correlations name it and
   the hop tree can be rebuilt from any hop.
 
 An agent that is already orchestrated (a pipeline) needs none of this: any a2a-actors server
-(``a2a-actors serve``, :func:`a2a_actors.server.serve`, ``create_app``) gives it an
-Orchestrator of its own (see :mod:`a2a_actors.server.delegation`). This helper also wraps a
+(``a2a-actors serve``, :func:`a2a_actors.server._serve`, ``create_app``) gives it an
+Orchestrator of its own (see :mod:`a2a_actors.server._delegation`). This helper also wraps a
 plain agent and lets you pass the Orchestrator.
 
 Without this helper, build the same by hand::
@@ -35,8 +35,8 @@ from anyio.abc import TaskStatus
 
 from a2a_actors.runtime import Supervisor
 from a2a_actors.server import ServerConfig, serve as serve_app
-from orchestrator.delegator import Orchestrator
-from orchestrator.orchestrated import orchestrated
+from orchestrator._delegator import Orchestrator
+from orchestrator._orchestrated import orchestrated
 
 __all__ = ("serve",)
 

@@ -24,12 +24,12 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 
 from a2a_actors.cli import main as cli_main
-from a2a_actors.client.cli import main
-from a2a_actors.client.cli_time import INTERRUPTED, TIMED_OUT
+from a2a_actors.client._cli.commands import main
+from a2a_actors.client._cli.deadline import INTERRUPTED, TIMED_OUT
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.card import AgentSkill
-from a2a_actors.protocol.models import StreamResponse, TaskState
-from a2a_actors.protocol.requests import SendMessageResponse
+from a2a_actors.protocol._card import AgentSkill
+from a2a_actors.protocol._models import StreamResponse, TaskState
+from a2a_actors.protocol._requests import SendMessageResponse
 from a2a_actors.runtime import Agent, InProcessClient, Supervisor, TaskContext
 from a2a_actors.server import ServedAgent, ServerConfig, serve
 from examples import sleeper

@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol._models import Task, TaskState
 
 ROOT = Path(__file__).resolve().parents[1]
 GUARD = 120.0
@@ -38,7 +38,7 @@ PARENT_LINES = (
 def _needs_workers(workers: int) -> None:
     if workers > 1:
         pytest.importorskip("nats", reason="--workers needs the cluster extra")
-        from a2a_actors.cluster.nats_server import find_nats_server
+        from a2a_actors.cluster._nats_server import find_nats_server
 
         find_nats_server()
 

@@ -19,9 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from a2a_actors.client import cli
-from a2a_actors.client.cli import main
-from a2a_actors.client.cli_time import TIMED_OUT
+from a2a_actors.client._cli import commands as cli
+from a2a_actors.client._cli.commands import main
+from a2a_actors.client._cli.deadline import TIMED_OUT
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import httpx
 
-from a2a_actors.protocol.sse import SSEParser
+from a2a_actors.protocol._sse import SSEParser
 from examples import conformance, echo, multi_turn, sleeper, streaming
 from tests.server.helpers import served
 

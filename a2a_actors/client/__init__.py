@@ -10,66 +10,68 @@ caller-side middleware (``middleware``; docs/middleware.md). See docs/client.md.
 
 from __future__ import annotations
 
-from a2a_actors.client.auth import (
+from typing import TYPE_CHECKING
+
+from a2a_actors.client._auth import (
     APIKey as APIKey,
-    AuthHook as AuthHook,
     BearerToken as BearerToken,
-    CredentialsAuth as CredentialsAuth,
 )
-from a2a_actors.client.card_verify import (
+from a2a_actors.client._card_verify import (
     CardKeys as CardKeys,
     CardSignatureError as CardSignatureError,
 )
-from a2a_actors.client.client import A2AClient as A2AClient, make_transport as make_transport
-from a2a_actors.client.discovery import (
+from a2a_actors.client._client import A2AClient as A2AClient
+from a2a_actors.client._discovery import (
     DEFAULT_BINDINGS as DEFAULT_BINDINGS,
     DEFAULT_CARD_CACHE as DEFAULT_CARD_CACHE,
     CardCache as CardCache,
     auto_bindings as auto_bindings,
     discover as discover,
-    parse_card as parse_card,
     resolve_interface as resolve_interface,
     select_interface as select_interface,
 )
-from a2a_actors.client.errors import (
+from a2a_actors.client._errors import (
     A2AConnectionError as A2AConnectionError,
     AgentCardError as AgentCardError,
     StreamInterruptedError as StreamInterruptedError,
 )
-from a2a_actors.client.grpc_binding import GRPCUnavailableError as GRPCUnavailableError
-from a2a_actors.client.jsonrpc_transport import JSONRPCTransport as JSONRPCTransport
-from a2a_actors.client.legacy_transport import (
-    LegacyTransport as LegacyTransport,
-    TasksSendTransport as TasksSendTransport,
-)
-from a2a_actors.client.methods import A2AMethods as A2AMethods, text_message as text_message
-from a2a_actors.client.middleware import (
-    ClientCall as ClientCall,
-    ClientMiddleware as ClientMiddleware,
-)
-from a2a_actors.client.registry import (
-    Registry as Registry,
+from a2a_actors.client._methods import A2AMethods as A2AMethods, text_message as text_message
+from a2a_actors.client._registry.entries import (
     RegistryEntry as RegistryEntry,
-    StaticRegistry as StaticRegistry,
     UnknownAgentError as UnknownAgentError,
+)
+from a2a_actors.client._registry.registry import (
+    Registry as Registry,
+    StaticRegistry as StaticRegistry,
     open_registry as open_registry,
 )
-from a2a_actors.client.registry_wellknown import WellKnownRegistry as WellKnownRegistry
-from a2a_actors.client.remote_agent import (
+from a2a_actors.client._registry.wellknown import WellKnownRegistry as WellKnownRegistry
+from a2a_actors.client._remote_agent import (
     AgentTool as AgentTool,
     CallResult as CallResult,
     RemoteAgent as RemoteAgent,
-    RemoteStream as RemoteStream,
-    Session as Session,
     StreamChunk as StreamChunk,
 )
-from a2a_actors.client.rest_transport import RESTTransport as RESTTransport
-from a2a_actors.client.stream import EventStream as EventStream, TaskView as TaskView
-from a2a_actors.client.transport import (
+from a2a_actors.client._stream import EventStream as EventStream
+from a2a_actors.client._transports.grpc_binding import GRPCUnavailableError as GRPCUnavailableError
+from a2a_actors.client._transports.jsonrpc import JSONRPCTransport as JSONRPCTransport
+from a2a_actors.client._transports.legacy import (
+    LegacyTransport as LegacyTransport,
+    TasksSendTransport as TasksSendTransport,
+)
+from a2a_actors.client._transports.rest import RESTTransport as RESTTransport
+from a2a_actors.client._transports.transport import (
     Timeouts as Timeouts,
     Transport as Transport,
     request_headers as request_headers,
 )
+from a2a_actors.client.middleware import (
+    ClientCall as ClientCall,
+    ClientMiddleware as ClientMiddleware,
+)
+
+if TYPE_CHECKING:
+    from a2a_actors.client._registry.nats import NatsRegistry as NatsRegistry
 
 __all__ = (
     "DEFAULT_BINDINGS",
@@ -80,7 +82,6 @@ __all__ = (
     "APIKey",
     "AgentCardError",
     "AgentTool",
-    "AuthHook",
     "BearerToken",
     "CallResult",
     "CardCache",
@@ -88,21 +89,18 @@ __all__ = (
     "CardSignatureError",
     "ClientCall",
     "ClientMiddleware",
-    "CredentialsAuth",
     "EventStream",
     "GRPCUnavailableError",
     "JSONRPCTransport",
     "LegacyTransport",
+    "NatsRegistry",
     "RESTTransport",
     "Registry",
     "RegistryEntry",
     "RemoteAgent",
-    "RemoteStream",
-    "Session",
     "StaticRegistry",
     "StreamChunk",
     "StreamInterruptedError",
-    "TaskView",
     "TasksSendTransport",
     "Timeouts",
     "Transport",
@@ -110,11 +108,18 @@ __all__ = (
     "WellKnownRegistry",
     "auto_bindings",
     "discover",
-    "make_transport",
     "open_registry",
-    "parse_card",
     "request_headers",
     "resolve_interface",
     "select_interface",
     "text_message",
 )
+
+
+def __getattr__(name: str) -> object:
+    # NatsRegistry needs nats-py (the cluster extra): imported when first asked for.
+    if name == "NatsRegistry":
+        from a2a_actors.client._registry.nats import NatsRegistry
+
+        return NatsRegistry
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -51,16 +51,16 @@ from typing import Any, TypeAlias, TypeVar, cast
 
 import anyio
 
-from a2a_actors.client.errors import A2AConnectionError
-from a2a_actors.client.transport import (
+from a2a_actors.client._errors import A2AConnectionError
+from a2a_actors.client._transports.transport import (
     EventSource,
     Transport,
     current_request_headers,
     request_headers,
 )
-from a2a_actors.protocol.card import AgentInterface
-from a2a_actors.protocol.headers import IDEMPOTENCY_HEADER
-from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.protocol._card import AgentInterface
+from a2a_actors.protocol._headers import IDEMPOTENCY_HEADER
+from a2a_actors.protocol._models import StreamResponse
 
 __all__ = (
     "IDEMPOTENT_READS",
@@ -155,7 +155,8 @@ def check_middleware(middleware: Sequence[object]) -> tuple[ClientMiddleware, ..
 
 
 class MiddlewareTransport:
-    """A :class:`~.transport.Transport` that runs every call through a middleware chain."""
+    """A :class:`~a2a_actors.client._transports.transport.Transport` that runs every call through a
+    middleware chain."""
 
     def __init__(self, inner: Transport, middleware: Sequence[ClientMiddleware]) -> None:
         self._inner = inner
@@ -241,7 +242,8 @@ class _Observed:
 
     @property
     def last_event_id(self) -> str | None:
-        """The SSE id of the last event (:class:`~.transport.SSEEventIterator`), if any."""
+        """The SSE id of the last event
+        (:class:`~a2a_actors.client._transports.transport.SSEEventIterator`), if any."""
         last: str | None = getattr(self._events, "last_event_id", None)
         return last
 
@@ -279,7 +281,7 @@ def observed(
     stops reading at the final event and leaves).
 
     An iterator object, not an async generator: nothing is left to finalise when the
-    caller abandons it (see :mod:`.transport`).
+    caller abandons it (see :mod:`a2a_actors.client._transports.transport`).
     """
     return _Observed(events, on_event, on_end)
 
@@ -344,7 +346,7 @@ def retry_reads(
     attempts: int = 3, *, backoff: float = 0.1, max_backoff: float = 2.0
 ) -> ClientMiddleware:
     """A middleware that repeats an idempotent read (:data:`IDEMPOTENT_READS`) failed by
-    :class:`~.errors.A2AConnectionError`, up to ``attempts`` tries in all, waiting
+    :class:`~._errors.A2AConnectionError`, up to ``attempts`` tries in all, waiting
     ``backoff`` seconds, then twice as long each time (at most ``max_backoff``).
 
     Never repeats anything else: a SendMessage whose connection broke may have been
@@ -368,12 +370,12 @@ def retry_sends(
     attempts: int = 3, *, backoff: float = 0.1, max_backoff: float = 2.0
 ) -> ClientMiddleware:
     """A middleware that makes sends safe to repeat, and repeats them: each SendMessage and
-    SendStreamingMessage carries an ``Idempotency-Key`` (a fresh one per call, unless the
-    caller set one with :func:`~.transport.request_headers`), and a send failed by
-    :class:`~.errors.A2AConnectionError` (a stream: while it opens) is repeated
-    with the same key, up to ``attempts`` tries in all, waiting as :func:`retry_reads`
-    does. A server that honours the key (a2a-actors does) answers a repeat with the task
-    the first try created, never a second one; one that ignores it may run it twice.
+    SendStreamingMessage carries an ``Idempotency-Key`` (a fresh one per call, unless the caller set
+    one with :func:`~a2a_actors.client._transports.transport.request_headers`), and a send failed by
+    :class:`~._errors.A2AConnectionError` (a stream: while it opens) is repeated
+    with the same key, up to ``attempts`` tries in all, waiting as :func:`retry_reads` does. A
+    server that honours the key (a2a-actors does) answers a repeat with the task the first try
+    created, never a second one; one that ignores it may run it twice.
 
     Raises:
         ValueError: ``attempts`` below 1, or a negative or non-finite backoff.
@@ -400,7 +402,7 @@ def _check_retries(attempts: int, backoff: float, max_backoff: float) -> None:
 async def _retrying(
     call: ClientCall, next: ClientNext, attempts: int, backoff: float, max_backoff: float
 ) -> object:
-    """``next(call)``, repeated on :class:`~.errors.A2AConnectionError` (the last one goes
+    """``next(call)``, repeated on :class:`~._errors.A2AConnectionError` (the last one goes
     on)."""
     delay = backoff
     for attempt in range(1, attempts + 1):

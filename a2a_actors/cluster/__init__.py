@@ -4,26 +4,31 @@ Issue 18 (see ``docs/cluster.md`` for what is built and what is planned): the pi
 node is made of, each usable and tested on its own against a real nats-server, and their
 wiring into a served node —
 
-* :class:`NatsServer` (:mod:`.nats_server`): run a nats-server with JetStream (tests,
-  local runs, ``serve --workers``);
-* :class:`ClusterConnection` (:mod:`.connection`): a node's NATS connection, every
-  operation bounded, failures as :class:`ClusterUnavailableError`;
-* :class:`NatsTaskStore` (:mod:`.task_store`): the TaskStore on JetStream KV, with each
-  task's holder (node and lease epoch) for fencing;
-* :class:`NatsPushConfigStore` (:mod:`.push_configs`): push configs on JetStream KV;
-* :class:`EventLog` (:mod:`.event_log`): every task's events, replayable by version;
-* :class:`~.offload.Offloader` (:mod:`.offload`): large task content in JetStream's
-  Object Store, so tasks, events and inbox messages of any size fit NATS;
-* :class:`OwnerInbox` (:mod:`.inbox`): cancel and input addressed to a task's owner, and
-  :class:`SupervisorInbox` (:mod:`.owner`): the owner's side, over its Supervisor;
-* :class:`NodeLeases` (:mod:`.leases`): node liveness and fencing;
-* :func:`~.settling.settle_lost_node` (:mod:`.settling`): a lost node's tasks failed or
-  released for resumption, once;
-* :func:`~.retention.evict` (:mod:`.retention`): retention passes over the cluster;
-* :class:`ClusterNode` (:mod:`.node`): one node's parts composed, settling lost nodes;
-* :mod:`.member`: a served node's wiring into the runtime's environment seam (what
-  ``serve`` with ``ServerConfig.cluster`` uses: ``join``, ``ClusterMember``), with
-  :mod:`.publisher`, the owner's events on their way to the event log.
+* :class:`NatsServer` (:mod:`a2a_actors.cluster._nats_server`): run a nats-server with JetStream
+  (tests, local runs, ``serve --workers``);
+* :class:`ClusterConnection` (:mod:`a2a_actors.cluster._connection`): a node's NATS connection,
+  every operation bounded, failures as :class:`ClusterUnavailableError`;
+* :class:`NatsTaskStore` (:mod:`a2a_actors.cluster._task_store`): the TaskStore on JetStream KV,
+  with each task's holder (node and lease epoch) for fencing;
+* :class:`NatsPushConfigStore` (:mod:`a2a_actors.cluster._push_configs`): push configs on JetStream
+  KV;
+* :class:`EventLog` (:mod:`a2a_actors.cluster._event_log`): every task's events, replayable by
+  version;
+* :class:`~a2a_actors.cluster._offload.Offloader` (:mod:`a2a_actors.cluster._offload`): large task
+  content in JetStream's Object Store, so tasks, events and inbox messages of any size fit NATS;
+* :class:`OwnerInbox` (:mod:`a2a_actors.cluster._inbox`): cancel and input addressed to a task's
+  owner, and :class:`SupervisorInbox` (:mod:`a2a_actors.cluster._owner`): the owner's side, over its
+  Supervisor;
+* :class:`NodeLeases` (:mod:`a2a_actors.cluster._leases`): node liveness and fencing;
+* :func:`~a2a_actors.cluster._settling.settle_lost_node` (:mod:`a2a_actors.cluster._settling`): a
+  lost node's tasks failed or released for resumption, once;
+* :func:`~a2a_actors.cluster._retention.evict` (:mod:`a2a_actors.cluster._retention`): retention
+  passes over the cluster;
+* :class:`ClusterNode` (:mod:`a2a_actors.cluster._node`): one node's parts composed, settling lost
+  nodes;
+* :mod:`a2a_actors.cluster._member`: a served node's wiring into the runtime's environment seam
+  (what ``serve`` with ``ServerConfig.cluster`` uses: ``join``, ``ClusterMember``), with
+  :mod:`a2a_actors.cluster._publisher`, the owner's events on their way to the event log.
 
 Importing this package does not import nats-py; its names are loaded on first use (and
 need the ``cluster`` extra: ``pip install 'a2a-actors[cluster]'``), except the errors,
@@ -35,72 +40,46 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from a2a_actors.cluster.errors import (
+from a2a_actors.cluster._errors import (
     ClusterExtraMissingError as ClusterExtraMissingError,
     ClusterUnavailableError as ClusterUnavailableError,
     LeaseLostError as LeaseLostError,
     OwnerUnreachableError as OwnerUnreachableError,
+    require_nats,
 )
-from a2a_actors.cluster.names import ClusterNames as ClusterNames, cluster_token as cluster_token
-from a2a_actors.cluster.nats_server import (
+from a2a_actors.cluster._names import ClusterNames as ClusterNames, cluster_token as cluster_token
+from a2a_actors.cluster._nats_server import (
     NatsServer as NatsServer,
     find_nats_server as find_nats_server,
 )
 
 if TYPE_CHECKING:
-    from a2a_actors.cluster.connection import ClusterConnection as ClusterConnection
-    from a2a_actors.cluster.event_log import EventLog as EventLog
-    from a2a_actors.cluster.inbox import OwnerInbox as OwnerInbox
-    from a2a_actors.cluster.leases import NodeLeases as NodeLeases
-    from a2a_actors.cluster.node import ClusterNode as ClusterNode
-    from a2a_actors.cluster.owner import SupervisorInbox as SupervisorInbox
-    from a2a_actors.cluster.push_configs import NatsPushConfigStore as NatsPushConfigStore
-    from a2a_actors.cluster.task_store import NatsTaskStore as NatsTaskStore
+    from a2a_actors.cluster._node import ClusterNode as ClusterNode
+    from a2a_actors.cluster._owner import SupervisorInbox as SupervisorInbox
+    from a2a_actors.cluster._push_configs import NatsPushConfigStore as NatsPushConfigStore
+    from a2a_actors.cluster._task_store import NatsTaskStore as NatsTaskStore
 
 __all__ = (
-    "ClusterConnection",
     "ClusterExtraMissingError",
     "ClusterNode",
     "ClusterNames",
     "ClusterUnavailableError",
-    "EventLog",
     "LeaseLostError",
     "NatsPushConfigStore",
     "NatsServer",
     "NatsTaskStore",
-    "NodeLeases",
-    "OwnerInbox",
     "OwnerUnreachableError",
     "SupervisorInbox",
     "cluster_token",
     "find_nats_server",
-    "require_nats",
 )
 
 _LAZY = {
-    "ClusterConnection": ".connection",
-    "ClusterNode": ".node",
-    "EventLog": ".event_log",
-    "NatsPushConfigStore": ".push_configs",
-    "NatsTaskStore": ".task_store",
-    "NodeLeases": ".leases",
-    "OwnerInbox": ".inbox",
-    "SupervisorInbox": ".owner",
+    "ClusterNode": "a2a_actors.cluster._node",
+    "NatsPushConfigStore": "a2a_actors.cluster._push_configs",
+    "NatsTaskStore": "a2a_actors.cluster._task_store",
+    "SupervisorInbox": "a2a_actors.cluster._owner",
 }
-
-
-def require_nats() -> None:
-    """Check that nats-py is installed.
-
-    Raises:
-        ClusterExtraMissingError: It is not; the message says what to install.
-    """
-    try:
-        importlib.import_module("nats")
-    except ImportError:
-        raise ClusterExtraMissingError(
-            "cluster mode needs nats-py: pip install 'a2a-actors[cluster]'"
-        ) from None
 
 
 def __getattr__(name: str) -> Any:
@@ -108,4 +87,4 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     require_nats()
-    return getattr(importlib.import_module(module, __name__), name)
+    return getattr(importlib.import_module(module), name)

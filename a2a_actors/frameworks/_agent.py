@@ -29,8 +29,8 @@ import sniffio
 from a2a_actors.frameworks._parts import UnsupportedContent
 from a2a_actors.frameworks._remote import bound
 from a2a_actors.frameworks._turn import Turn
-from a2a_actors.protocol.card import AgentSkill
-from a2a_actors.protocol.models import Message, Part, Role
+from a2a_actors.protocol._card import AgentSkill
+from a2a_actors.protocol._models import Message, Part, Role
 from a2a_actors.runtime import Agent, TaskContext
 from orchestrator import DelegationError, orchestrated
 

@@ -45,7 +45,7 @@ from agentscope.tool import AskUser, AskUserAnswer, AskUserMetadata, AskUserPara
 from pydantic import ValidationError
 
 from a2a_actors.frameworks._turn import Turn, approval
-from a2a_actors.protocol.models import Message
+from a2a_actors.protocol._models import Message
 
 __all__ = ("ASK_USER", "EXTERNAL_TOOL", "TOOL_APPROVAL", "Inputs", "Questions", "tool_arguments")
 

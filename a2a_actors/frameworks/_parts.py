@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import mimetypes
 
-from a2a_actors.protocol.errors import ContentTypeNotSupportedError
-from a2a_actors.protocol.models import Part
+from a2a_actors.protocol._errors import ContentTypeNotSupportedError
+from a2a_actors.protocol._models import Part
 
 __all__ = ("UnsupportedContent", "data_text", "media_type", "part_name")
 

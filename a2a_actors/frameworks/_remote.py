@@ -28,10 +28,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from a2a_actors.client import RemoteAgent
-from a2a_actors.client.agent_tool import tool_name
-from a2a_actors.client.registry import REGISTRY_ENV, is_url, open_registry
-from a2a_actors.client.remote_agent import Session
-from a2a_actors.protocol.errors import A2AError
+from a2a_actors.client._agent_tool import tool_name
+from a2a_actors.client._registry.registry import REGISTRY_ENV, is_url, open_registry
+from a2a_actors.client._remote_agent import Session
+from a2a_actors.protocol._errors import A2AError
 from a2a_actors.runtime import TaskContext
 from orchestrator import DelegationError, InputRequired, delegate
 

@@ -4,7 +4,7 @@
 :class:`~a2a_actors.runtime.TaskContext` action that means the same, at once and in order:
 ``enqueue_event`` returns once the change is stored and published, and raises what the
 action raises (the task's state machine refusing a change is
-:class:`~a2a_actors.protocol.errors.IllegalTransitionError`, never a corrupted task).
+:class:`~a2a_actors.protocol._errors.IllegalTransitionError`, never a corrupted task).
 
 ==========================================  ===============================================
 enqueued                                    the action
@@ -30,7 +30,7 @@ CANCELED                                    during ``cancel()``: nothing (the ru
 
 A status update's ``metadata`` is merged into the task metadata, as the SDK's task manager
 does (and rides on the WORKING update event). An event naming another task (or another
-context) is refused with :class:`~a2a_actors.protocol.errors.InvalidAgentResponseError`;
+context) is refused with :class:`~a2a_actors.protocol._errors.InvalidAgentResponseError`;
 a status change of an ended task with ``IllegalTransitionError``, like every other action.
 An agent message without a ``messageId`` or a role (the SDK does not check) gets them.
 """
@@ -45,8 +45,8 @@ from uuid import uuid4
 from a2a.server.events import Event, EventQueue
 from a2a.types import a2a_pb2 as pb
 
-from a2a_actors.protocol.errors import IllegalTransitionError, InvalidAgentResponseError
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._errors import IllegalTransitionError, InvalidAgentResponseError
+from a2a_actors.protocol._models import (
     Message,
     Part,
     Role,
@@ -56,8 +56,8 @@ from a2a_actors.protocol.models import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_actors.protocol.protobuf import from_proto, to_proto
-from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
+from a2a_actors.protocol._protobuf import from_proto, to_proto
+from a2a_actors.protocol._state import INTERRUPTED_STATES, TERMINAL_STATES
 from a2a_actors.runtime import TaskContext
 
 if TYPE_CHECKING:

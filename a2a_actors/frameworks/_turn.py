@@ -36,7 +36,7 @@ from uuid import uuid4
 import msgspec
 
 from a2a_actors.frameworks import _conversation
-from a2a_actors.protocol.models import Message, Part, Role
+from a2a_actors.protocol._models import Message, Part, Role
 from a2a_actors.runtime import TaskContext
 
 __all__ = ("ANSWER", "TOOL_CALL", "TOOL_RESULT", "USAGE_KEY", "Turn", "Usage", "approval")

@@ -76,11 +76,11 @@ from a2a.server.context import ServerCallContext  # noqa: E402
 from a2a.types import a2a_pb2 as pb  # noqa: E402
 
 from a2a_actors.frameworks._sdk_queue import TaskQueue, interrupted  # noqa: E402
-from a2a_actors.protocol.card import AgentExtension, AgentSkill  # noqa: E402
-from a2a_actors.protocol.models import TaskState  # noqa: E402
-from a2a_actors.protocol.protobuf import from_proto, to_proto  # noqa: E402
-from a2a_actors.protocol.requests import SendMessageRequest  # noqa: E402
-from a2a_actors.protocol.state import TERMINAL_STATES  # noqa: E402
+from a2a_actors.protocol._card import AgentExtension, AgentSkill  # noqa: E402
+from a2a_actors.protocol._models import TaskState  # noqa: E402
+from a2a_actors.protocol._protobuf import from_proto, to_proto  # noqa: E402
+from a2a_actors.protocol._requests import SendMessageRequest  # noqa: E402
+from a2a_actors.protocol._state import TERMINAL_STATES  # noqa: E402
 from a2a_actors.runtime import Agent, TaskContext  # noqa: E402
 
 __all__ = ("CANCEL_TIMEOUT", "as_agent")

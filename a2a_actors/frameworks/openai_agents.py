@@ -86,8 +86,8 @@ from a2a_actors.frameworks._agent import framework_agent  # noqa: E402
 from a2a_actors.frameworks._parts import UnsupportedContent, data_text, media_type, part_name  # noqa: E402
 from a2a_actors.frameworks._remote import RemoteCall  # noqa: E402
 from a2a_actors.frameworks._turn import Turn, Usage, approval  # noqa: E402
-from a2a_actors.protocol.card import AgentSkill  # noqa: E402
-from a2a_actors.protocol.models import Message, Part  # noqa: E402
+from a2a_actors.protocol._card import AgentSkill  # noqa: E402
+from a2a_actors.protocol._models import Message, Part  # noqa: E402
 from a2a_actors.runtime import Agent  # noqa: E402
 
 __all__ = ("TOOL_APPROVAL", "as_agent", "remote_tool")

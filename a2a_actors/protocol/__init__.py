@@ -5,7 +5,7 @@ Nothing in this package performs I/O or imports an event loop; a test enforces i
 
 from __future__ import annotations
 
-from a2a_actors.protocol.card import (
+from a2a_actors.protocol._card import (
     AgentCapabilities as AgentCapabilities,
     AgentCard as AgentCard,
     AgentCardSignature as AgentCardSignature,
@@ -28,7 +28,7 @@ from a2a_actors.protocol.card import (
     SecurityScheme as SecurityScheme,
     StringList as StringList,
 )
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol._errors import (
     A2AError as A2AError,
     ContentTypeNotSupportedError as ContentTypeNotSupportedError,
     ExtendedAgentCardNotConfiguredError as ExtendedAgentCardNotConfiguredError,
@@ -51,7 +51,7 @@ from a2a_actors.protocol.errors import (
     UnsupportedOperationError as UnsupportedOperationError,
     VersionNotSupportedError as VersionNotSupportedError,
 )
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._models import (
     Artifact as Artifact,
     Message as Message,
     Part as Part,
@@ -63,7 +63,7 @@ from a2a_actors.protocol.models import (
     TaskStatus as TaskStatus,
     TaskStatusUpdateEvent as TaskStatusUpdateEvent,
 )
-from a2a_actors.protocol.requests import (
+from a2a_actors.protocol._requests import (
     AuthenticationInfo as AuthenticationInfo,
     CancelTaskRequest as CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest as DeleteTaskPushNotificationConfigRequest,
@@ -80,7 +80,7 @@ from a2a_actors.protocol.requests import (
     SubscribeToTaskRequest as SubscribeToTaskRequest,
     TaskPushNotificationConfig as TaskPushNotificationConfig,
 )
-from a2a_actors.protocol.state import (
+from a2a_actors.protocol._state import (
     INTERRUPTED_STATES as INTERRUPTED_STATES,
     TERMINAL_STATES as TERMINAL_STATES,
     TaskMachine as TaskMachine,

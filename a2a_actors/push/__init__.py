@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from a2a_actors.push.policy import (
-    IPAddress as IPAddress,
+from a2a_actors.push._delivery import PushDelivery as PushDelivery
+from a2a_actors.push._policy import (
     PushPolicy as PushPolicy,
-    PushTarget as PushTarget,
     UnsafeURLError as UnsafeURLError,
 )
 
-__all__ = ("IPAddress", "PushPolicy", "PushTarget", "UnsafeURLError")
+__all__ = ("PushDelivery", "PushPolicy", "UnsafeURLError")

@@ -26,10 +26,10 @@ raises fails its task (the error text as the status message), exactly as a handl
 raises; cancellation arrives at the middleware's current await like at the handler's. No
 other task is affected.
 
-Composition happens once, when the :class:`~.agent.Agent` is built: its ``handler`` becomes
-a :class:`HandlerChain` (the original is ``handler.inner``) and its ``middleware`` field is
-emptied, so copies made with ``dataclasses.replace`` do not wrap twice, and middleware given
-to a copy wraps around what the original already had.
+Composition happens once, when the :class:`~a2a_actors.runtime._agent.Agent` is built: its
+``handler`` becomes a :class:`HandlerChain` (the original is ``handler.inner``) and its
+``middleware`` field is emptied, so copies made with ``dataclasses.replace`` do not wrap twice, and
+middleware given to a copy wraps around what the original already had.
 
 :func:`log_calls` is the shipped timing/logging middleware.
 """
@@ -41,10 +41,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from a2a_actors.protocol.models import Task
+from a2a_actors.protocol._models import Task
 
 if TYPE_CHECKING:
-    from a2a_actors.runtime.context import TaskContext
+    from a2a_actors.runtime._context import TaskContext
 
 __all__ = (
     "AgentMiddleware",
@@ -122,7 +122,7 @@ def _link(middleware: AgentMiddleware, rest: AgentNext) -> AgentNext:
 
 def watched(ctx: TaskContext, on_event: Callable[[str, Task], object]) -> TaskContext:
     """``ctx.watched(on_event)``: the context to pass to ``next`` to see each action the
-    handler takes, as it takes it (see :meth:`~.context.TaskContext.watched`)."""
+    handler takes, as it takes it (see :meth:`~a2a_actors.runtime._context.TaskContext.watched`)."""
     return ctx.watched(on_event)
 
 

@@ -8,28 +8,30 @@ reports its base URL through ``task_status``. See docs/server.md and docs/archit
 
 from __future__ import annotations
 
-from a2a_actors.runtime.replay import ResumeOptions as ResumeOptions
-from a2a_actors.server.app import create_app as create_app, service_of as service_of
-from a2a_actors.server.config import (
+from a2a_actors.runtime._replay import ResumeOptions as ResumeOptions
+from a2a_actors.server._app import create_app as create_app, service_of as service_of
+from a2a_actors.server._cli.workers import serve_workers as serve_workers
+from a2a_actors.server._config.config import (
     ClusterOptions as ClusterOptions,
     ExtendedCard as ExtendedCard,
     ServedAgent as ServedAgent,
     ServerConfig as ServerConfig,
 )
-from a2a_actors.server.grpc_options import GrpcOptions as GrpcOptions
-from a2a_actors.server.inspector.options import InspectorOptions as InspectorOptions
-from a2a_actors.server.metrics_options import MetricsOptions as MetricsOptions
-from a2a_actors.server.mounting import lifespan as lifespan
-from a2a_actors.server.push_configs import (
-    MemoryPushConfigStore as MemoryPushConfigStore,
-    PushConfigStore as PushConfigStore,
-)
-from a2a_actors.server.serve import serve as serve
-from a2a_actors.server.skills import load_skills as load_skills
-from a2a_actors.server.trust_options import (
+from a2a_actors.server._config.grpc import GrpcOptions as GrpcOptions
+from a2a_actors.server._config.inspector import InspectorOptions as InspectorOptions
+from a2a_actors.server._config.metrics import MetricsOptions as MetricsOptions
+from a2a_actors.server._config.trust import (
     CardSigningOptions as CardSigningOptions,
     JWTOptions as JWTOptions,
 )
+from a2a_actors.server._mounting import lifespan as lifespan
+from a2a_actors.server._push_configs import (
+    MemoryPushConfigStore as MemoryPushConfigStore,
+    PushConfigs as PushConfigs,
+    PushConfigStore as PushConfigStore,
+)
+from a2a_actors.server._serve import serve as serve
+from a2a_actors.server._skills import load_skills as load_skills
 
 __all__ = (
     "CardSigningOptions",
@@ -41,6 +43,7 @@ __all__ = (
     "MemoryPushConfigStore",
     "MetricsOptions",
     "PushConfigStore",
+    "PushConfigs",
     "ResumeOptions",
     "ServedAgent",
     "ServerConfig",
@@ -48,5 +51,6 @@ __all__ = (
     "lifespan",
     "load_skills",
     "serve",
+    "serve_workers",
     "service_of",
 )

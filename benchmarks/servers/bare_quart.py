@@ -10,7 +10,7 @@ is decoded):
 * ``POST /stream``: a small SSE stream of three fixed JSON-RPC events (task, artifact
   update, completed status update), sent as three body chunks like a real stream.
 
-Hypercorn gets the same settings as ``a2a_actors.server.serve`` (a pre-bound socket with
+Hypercorn gets the same settings as ``a2a_actors.server._serve`` (a pre-bound socket with
 backlog 1024, no access log), so the difference to the A2A servers is the A2A work alone.
 
 ``--raw-asgi`` serves the same answers from a plain ASGI callable instead of Quart (same

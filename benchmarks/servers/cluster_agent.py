@@ -12,8 +12,7 @@ import time
 
 import anyio
 
-from a2a_actors.runtime import TaskContext
-from a2a_actors.runtime.agent import Agent
+from a2a_actors.runtime import Agent, TaskContext
 
 __all__ = ("agent",)
 

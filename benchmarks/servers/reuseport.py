@@ -17,8 +17,8 @@ import sys
 
 import anyio
 
-from a2a_actors.server.cli_serve import load_target
-from a2a_actors.server.serve import serve
+from a2a_actors.server import serve
+from a2a_actors.server._cli.serve import load_target
 
 
 def shared_socket(port: int) -> socket.socket:

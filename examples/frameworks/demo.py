@@ -12,7 +12,7 @@ from functools import partial
 import anyio
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.models import Task
+from a2a_actors.protocol import Task
 from a2a_actors.server import serve
 from orchestrator import HopNode, fetch_tree, render_tree
 

@@ -11,8 +11,7 @@ from functools import partial
 import anyio
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.errors import TaskNotCancelableError
-from a2a_actors.protocol.models import Task
+from a2a_actors.protocol import Task, TaskNotCancelableError
 from orchestrator import HopNode, Orchestrator, fetch_tree, render_tree, serve
 
 from .agents import REMOTE, Directory, build_agents

@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 import trio
 
-from a2a_actors.protocol.card import AgentSkill
-from a2a_actors.protocol.models import Role
+from a2a_actors.protocol._card import AgentSkill
+from a2a_actors.protocol._models import Role
 from a2a_actors.runtime import TaskContext, agent
 from a2a_actors.server import ExtendedCard, ServedAgent, ServerConfig, serve
 from tests.client.scenarios import MULTI_TURN_QUESTION, STREAM_CHUNKS

@@ -15,13 +15,13 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient, EventStream
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol._errors import (
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from a2a_actors.protocol.models import Message, Role, StreamResponse, Task, TaskState
-from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificationConfig
+from a2a_actors.protocol._models import Message, Role, StreamResponse, Task, TaskState
+from a2a_actors.protocol._requests import AuthenticationInfo, TaskPushNotificationConfig
 
 MULTI_TURN_QUESTION = "What is your name?"
 STREAM_CHUNKS = ("alpha ", "beta ", "gamma")

@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from a2a_actors.client import A2AClient, APIKey
-from a2a_actors.client.auth import api_key_for_card, build_auth
+from a2a_actors.client._auth import api_key_for_card, build_auth
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.card import AgentCard
-from a2a_actors.protocol.errors import UnauthenticatedError
-from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol._card import AgentCard
+from a2a_actors.protocol._errors import UnauthenticatedError
+from a2a_actors.protocol._models import Task, TaskState
 
 TIMEOUT = 5.0
 BASE = "http://agent.test"

@@ -14,11 +14,11 @@ import threading
 
 import pytest
 
-from a2a_actors.client.cli import add_client_commands, main
+from a2a_actors.client._cli.commands import add_client_commands, main
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.card import AgentCard
-from a2a_actors.protocol.models import StreamResponse, Task, TaskState
-from a2a_actors.protocol.requests import ListTasksResponse, SendMessageResponse
+from a2a_actors.protocol._card import AgentCard
+from a2a_actors.protocol._models import StreamResponse, Task, TaskState
+from a2a_actors.protocol._requests import ListTasksResponse, SendMessageResponse
 from tests.client.conftest import ServedScenario
 from tests.client.scenarios import MULTI_TURN_QUESTION, STREAM_CHUNKS, TIMEOUT
 

@@ -14,13 +14,12 @@ from a2a_actors.client import (
     AgentCardError,
     CardCache,
     discover,
-    parse_card,
     resolve_interface,
     select_interface,
 )
-from a2a_actors.client.discovery import CARD_PATH, TASKS_SEND_BINDING, parse_version
+from a2a_actors.client._discovery import CARD_PATH, TASKS_SEND_BINDING, parse_card, parse_version
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.card import AgentCapabilities, AgentCard, AgentInterface
+from a2a_actors.protocol._card import AgentCapabilities, AgentCard, AgentInterface
 from tests.client.conftest import ServedScenario
 
 TIMEOUT = 5.0

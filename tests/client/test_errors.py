@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from a2a_actors.client import A2AClient, A2AConnectionError, EventStream
-from a2a_actors.client.errors import error_from_http, parse_retry_after
-from a2a_actors.protocol.errors import (
+from a2a_actors.client._errors import error_from_http, parse_retry_after
+from a2a_actors.protocol._errors import (
     A2AError,
     InternalError,
     InvalidParamsError,
@@ -28,7 +28,7 @@ from a2a_actors.protocol.errors import (
     UnauthenticatedError,
     UnsupportedOperationError,
 )
-from a2a_actors.protocol.models import StreamResponse, TaskState
+from a2a_actors.protocol._models import StreamResponse, TaskState
 
 TIMEOUT = 5.0
 Handler = Callable[[httpx.Request], httpx.Response]

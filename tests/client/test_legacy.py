@@ -15,8 +15,8 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient, LegacyTransport, RemoteAgent, TasksSendTransport
-from a2a_actors.protocol.errors import A2AError, TaskNotFoundError, UnsupportedOperationError
-from a2a_actors.protocol.models import Message, Task, TaskState
+from a2a_actors.protocol._errors import A2AError, TaskNotFoundError, UnsupportedOperationError
+from a2a_actors.protocol._models import Message, Task, TaskState
 from tests.client.sdk_v0_3 import run_sdk_v0_3_server
 from tests.client.stub_server import (
     StubApp,

@@ -29,12 +29,12 @@ from a2a_actors.client import (
     RESTTransport,
     TasksSendTransport,
 )
-from a2a_actors.client.discovery import parse_card
-from a2a_actors.protocol import codec, legacy_v0_3, requests as rq
-from a2a_actors.protocol.card import AgentCard
-from a2a_actors.protocol.errors import TaskNotFoundError
-from a2a_actors.protocol.jsonrpc import METHODS
-from a2a_actors.protocol.models import Message, Part, Role, StreamResponse, Task, TaskState
+from a2a_actors.client._discovery import parse_card
+from a2a_actors.protocol import _legacy_v0_3 as legacy_v0_3, _requests as rq, codec
+from a2a_actors.protocol._card import AgentCard
+from a2a_actors.protocol._errors import TaskNotFoundError
+from a2a_actors.protocol._jsonrpc import METHODS
+from a2a_actors.protocol._models import Message, Part, Role, StreamResponse, Task, TaskState
 from tests.client.stub_server import StubApp, StubRequest, StubResponse, json_response, serve_stub
 from tests.null_fields import (
     bare_v0_3,

@@ -11,7 +11,7 @@ import pytest
 import trio.testing
 
 from a2a_actors.client import A2AClient, CallResult, RemoteAgent
-from a2a_actors.protocol.models import Message, Role, TaskState
+from a2a_actors.protocol._models import Message, Role, TaskState
 from tests.client.conftest import ServedScenario
 from tests.client.scenarios import MULTI_TURN_QUESTION, STREAM_CHUNKS, TIMEOUT
 

@@ -7,7 +7,7 @@ import httpx
 
 from a2a_actors.client import A2AClient, request_headers
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.models import Task, TaskState, TaskStatus
+from a2a_actors.protocol._models import Task, TaskState, TaskStatus
 
 TASK = Task(id="t1", context_id="c1", status=TaskStatus(state=TaskState.COMPLETED))
 

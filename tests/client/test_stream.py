@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from a2a_actors.client import EventStream, TaskView
-from a2a_actors.protocol.models import (
+from a2a_actors.client import EventStream
+from a2a_actors.client._stream import TaskView
+from a2a_actors.protocol._models import (
     Artifact,
     Part,
     StreamResponse,

@@ -19,7 +19,7 @@ from a2a_actors.client import (
     EventStream,
     StreamInterruptedError,
 )
-from a2a_actors.protocol.models import StreamResponse, TaskState
+from a2a_actors.protocol._models import StreamResponse, TaskState
 from tests.client.stub_server import (
     StubApp,
     StubRequest,

@@ -14,14 +14,14 @@ import httpx
 import pytest
 
 from a2a_actors.client import A2AClient, JSONRPCTransport
-from a2a_actors.protocol.card import AgentInterface
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol._card import AgentInterface
+from a2a_actors.protocol._errors import (
     PushNotificationNotSupportedError,
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
-from a2a_actors.protocol.models import Task, TaskState
-from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.protocol._models import Task, TaskState
+from a2a_actors.protocol._requests import TaskPushNotificationConfig
 from tests.client import scenarios
 from tests.client.conftest import ServedScenario
 from tests.client.scenarios import TIMEOUT, connect

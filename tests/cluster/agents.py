@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 
 from a2a_actors.runtime import TaskContext
-from a2a_actors.runtime.agent import Agent
+from a2a_actors.runtime._agent import Agent
 
 __all__ = ("agent",)
 

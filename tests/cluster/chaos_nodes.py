@@ -23,7 +23,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from a2a_actors.client import A2AClient
 from a2a_actors.cluster import NatsServer
 from a2a_actors.runtime import TaskContext
-from a2a_actors.runtime.agent import Agent
+from a2a_actors.runtime._agent import Agent
 from orchestrator import delegate, orchestrated
 
 __all__ = (

@@ -10,12 +10,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from a2a_actors.cluster import NatsServer
-from a2a_actors.cluster.connection import ClusterConnection
-from a2a_actors.cluster.entries import Holder
-from a2a_actors.cluster.event_log import EventLog
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster._connection import ClusterConnection
+from a2a_actors.cluster._entries import Holder
+from a2a_actors.cluster._event_log import EventLog
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import TaskState, TaskStatus
-from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
+from a2a_actors.protocol._models import StreamResponse, TaskStatusUpdateEvent
 
 __all__ = ("Node", "connect", "nats_server", "one_node", "update")
 

@@ -13,9 +13,9 @@ import sys
 
 import anyio
 
-from a2a_actors.cluster.node import ClusterNode
+from a2a_actors.cluster._node import ClusterNode
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.protocol._models import StreamResponse
 from a2a_actors.stores import StoredTask
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

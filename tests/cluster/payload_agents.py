@@ -20,9 +20,9 @@ import hashlib
 
 import anyio
 
-from a2a_actors.protocol.models import Part
+from a2a_actors.protocol._models import Part
 from a2a_actors.runtime import TaskContext
-from a2a_actors.runtime.agent import Agent
+from a2a_actors.runtime._agent import Agent
 
 __all__ = ("agent", "data", "text")
 

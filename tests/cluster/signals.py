@@ -16,9 +16,9 @@ from contextlib import contextmanager
 import anyio
 import pytest
 
-from a2a_actors.cluster.bucket import FollowedBucket, KVChange
-from a2a_actors.cluster.names import task_id_of_key
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster._bucket import FollowedBucket, KVChange
+from a2a_actors.cluster._names import task_id_of_key
+from a2a_actors.cluster._task_store import NatsTaskStore
 
 __all__ = ("ClusterLog", "Consumers", "cluster_log")
 

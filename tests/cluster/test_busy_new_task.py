@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.cluster import task_store
+from a2a_actors.cluster import _task_store as task_store
 from a2a_actors.protocol import Task, TaskState
-from a2a_actors.protocol.errors import ServerBusyError
+from a2a_actors.protocol._errors import ServerBusyError
 from a2a_actors.server import ClusterOptions, ServerConfig, serve
 
 from .agents import agent

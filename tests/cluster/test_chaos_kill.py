@@ -12,12 +12,12 @@ import pytest
 
 from a2a_actors.client import A2AClient, A2AConnectionError, StreamInterruptedError
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol._errors import (
     ServerBusyError,
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
-from a2a_actors.protocol.models import StreamResponse
+from a2a_actors.protocol._models import StreamResponse
 
 from .chaos_nodes import cli_nodes, client_of
 from .helpers import nats_server

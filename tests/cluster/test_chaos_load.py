@@ -12,8 +12,8 @@ import pytest
 
 from a2a_actors.client import A2AClient, A2AConnectionError
 from a2a_actors.protocol import Task, TaskState
-from a2a_actors.protocol.errors import UnsupportedOperationError
-from a2a_actors.protocol.models import Message, Part, Role
+from a2a_actors.protocol._errors import UnsupportedOperationError
+from a2a_actors.protocol._models import Message, Part, Role
 
 from .chaos_nodes import cli_nodes, client_of
 from .helpers import nats_server

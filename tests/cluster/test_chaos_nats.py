@@ -15,12 +15,12 @@ import anyio.lowlevel
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.cluster.entries import Holder
-from a2a_actors.cluster.errors import ClusterUnavailableError
-from a2a_actors.cluster.member import HeldTaskStore
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster._entries import Holder
+from a2a_actors.cluster._errors import ClusterUnavailableError
+from a2a_actors.cluster._member import HeldTaskStore
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.errors import ServerBusyError, UnsupportedOperationError
+from a2a_actors.protocol._errors import ServerBusyError, UnsupportedOperationError
 from a2a_actors.stores import StoredTask
 
 from .chaos_nodes import cli_nodes, client_of

@@ -10,8 +10,8 @@ import pytest
 from nats.js.api import StreamConfig
 from nats.js.errors import APIError, KeyWrongLastSequenceError
 
-from a2a_actors.cluster.bucket import FollowedBucket, KVChange
-from a2a_actors.cluster.connection import acked_sequence
+from a2a_actors.cluster._bucket import FollowedBucket, KVChange
+from a2a_actors.cluster._connection import acked_sequence
 
 from .helpers import connect, nats_server
 

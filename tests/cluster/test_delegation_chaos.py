@@ -19,15 +19,16 @@ import pytest
 
 from a2a_actors.client import A2AClient
 from a2a_actors.cluster import NatsServer
-from a2a_actors.cluster.entries import decode_entry
-from a2a_actors.cluster.kv import follow_keys
-from a2a_actors.cluster.names import task_key
+from a2a_actors.cluster._entries import decode_entry
+from a2a_actors.cluster._kv import follow_keys
+from a2a_actors.cluster._names import task_key
 from a2a_actors.protocol import Task, TaskState
-from a2a_actors.protocol.errors import UnsupportedOperationError
+from a2a_actors.protocol._errors import UnsupportedOperationError
 from a2a_actors.runtime import Agent, TaskContext
 from a2a_actors.server import ServerConfig, serve
 from a2a_actors.stores import MemoryTaskStore, StoredTask
-from orchestrator import CORRELATION_URI, DelegationError, delegate, hop_record, orchestrated
+from orchestrator import CORRELATION_URI, DelegationError, delegate, orchestrated
+from orchestrator._correlation import hop_record
 
 from .balancer import balance
 from .chaos_nodes import CHILD, PARENT, cli_nodes

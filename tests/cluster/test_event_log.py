@@ -9,11 +9,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.cluster.event_log import EventLog, LoggedEvent, TaskFeed
-from a2a_actors.cluster.offload import ObjectLimits, Offloader
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster._event_log import EventLog, LoggedEvent, TaskFeed
+from a2a_actors.cluster._offload import ObjectLimits, Offloader
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.models import Message, Part, Role, StreamResponse, TaskStatusUpdateEvent
+from a2a_actors.protocol._models import Message, Part, Role, StreamResponse, TaskStatusUpdateEvent
 from a2a_actors.stores import StoredTask
 
 from .helpers import connect, nats_server, one_node, update

@@ -10,11 +10,11 @@ import anyio
 import httpx
 import pytest
 
-from a2a_actors.cluster.entries import Holder
-from a2a_actors.cluster.idempotency import NatsKeys
+from a2a_actors.cluster._entries import Holder
+from a2a_actors.cluster._idempotency import NatsKeys
 from a2a_actors.runtime import Agent, TaskContext
 from a2a_actors.server import ClusterOptions, ServerConfig, serve
-from a2a_actors.stores.keys import Sent
+from a2a_actors.stores._keys import Sent
 
 from .helpers import connect, nats_server
 

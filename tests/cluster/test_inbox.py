@@ -10,15 +10,15 @@ import anyio
 import pytest
 
 from a2a_actors.cluster import ClusterUnavailableError, OwnerUnreachableError
-from a2a_actors.cluster.inbox import CancelCommand, InputCommand, OwnerInbox
+from a2a_actors.cluster._inbox import CancelCommand, InputCommand, OwnerInbox
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol._errors import (
     InternalError,
     TaskNotCancelableError,
     TaskNotFoundError,
 )
-from a2a_actors.protocol.models import Message, Part, Role
-from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol._models import Message, Part, Role
+from a2a_actors.protocol._requests import SendMessageRequest
 
 from .helpers import connect, nats_server
 
@@ -151,7 +151,7 @@ async def test_a_gone_owner_fails_at_once_and_a_silent_one_within_the_bound(
 
 
 def test_node_ids_are_subject_tokens() -> None:
-    from a2a_actors.cluster.names import ClusterNames
+    from a2a_actors.cluster._names import ClusterNames
 
     names = ClusterNames.for_cluster("Echo Agent")
     assert names.inbox_subject("node-1").endswith(".inbox.node-1")

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from a2a_actors.cluster import LeaseLostError
-from a2a_actors.cluster.leases import LeaseHeldError, NodeEvent, NodeLeases
+from a2a_actors.cluster._leases import LeaseHeldError, NodeEvent, NodeLeases
 
 from .helpers import connect, nats_server
 

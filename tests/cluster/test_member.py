@@ -10,14 +10,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.cluster.entries import Holder
-from a2a_actors.cluster.member import HeldTaskStore
-from a2a_actors.cluster.publisher import EventLogPublisher
-from a2a_actors.cluster.settling import settle_lost_node
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster._entries import Holder
+from a2a_actors.cluster._member import HeldTaskStore
+from a2a_actors.cluster._publisher import EventLogPublisher
+from a2a_actors.cluster._settling import settle_lost_node
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.models import StreamResponse
-from a2a_actors.runtime.environment import WriteLostError
+from a2a_actors.protocol._models import StreamResponse
+from a2a_actors.runtime._environment import WriteLostError
 from a2a_actors.stores import StoredTask
 
 from .helpers import connect, nats_server, one_node, update

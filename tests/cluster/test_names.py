@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from a2a_actors.cluster.names import ClusterNames, cluster_token, task_id_of_key, task_key
+from a2a_actors.cluster._names import ClusterNames, cluster_token, task_id_of_key, task_key
 
 
 def test_a_plain_name_is_its_own_token_and_others_get_a_slug_and_a_hash() -> None:

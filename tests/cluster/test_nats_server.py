@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from a2a_actors.cluster import ClusterUnavailableError, NatsServer, find_nats_server
-from a2a_actors.cluster.connection import ClusterConnection
-from a2a_actors.cluster.nats_server import NatsServerError
+from a2a_actors.cluster._connection import ClusterConnection
+from a2a_actors.cluster._nats_server import NatsServerError
 
 from .helpers import connect, nats_server
 
@@ -28,7 +28,7 @@ def test_importing_the_package_does_not_import_nats() -> None:
     code = (
         "import sys, a2a_actors, a2a_actors.cluster;"
         "assert 'nats' not in sys.modules, 'nats imported';"
-        "a2a_actors.cluster.ClusterConnection;"
+        "a2a_actors.cluster.ClusterNode;"
         "assert 'nats' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -19,9 +19,9 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from a2a_actors.cluster import NatsServer
-from a2a_actors.cluster.leases import NodeEvent, NodeLeases
-from a2a_actors.cluster.node import ClusterNode
-from a2a_actors.cluster.settling import LOST_TEXT
+from a2a_actors.cluster._leases import NodeEvent, NodeLeases
+from a2a_actors.cluster._node import ClusterNode
+from a2a_actors.cluster._settling import LOST_TEXT
 from a2a_actors.protocol import TaskState
 
 from .helpers import connect, nats_server

@@ -9,9 +9,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from a2a_actors.cluster.object_refs import Ref, pieces, restore, strip
+from a2a_actors.cluster._object_refs import Ref, pieces, restore, strip
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._models import (
     Artifact,
     Message,
     Part,

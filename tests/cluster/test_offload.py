@@ -13,12 +13,12 @@ import msgspec
 import pytest
 from nats.js.api import ObjectStoreConfig, StorageType
 
-from a2a_actors.cluster import retention
-from a2a_actors.cluster.offload import ObjectLimits, Offloader
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster import _retention as retention
+from a2a_actors.cluster._offload import ObjectLimits, Offloader
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.errors import PayloadTooLargeError
-from a2a_actors.protocol.models import Artifact, Message, Part, Role
+from a2a_actors.protocol._errors import PayloadTooLargeError
+from a2a_actors.protocol._models import Artifact, Message, Part, Role
 from a2a_actors.stores import StoredTask, TaskQuery
 
 from .helpers import connect, nats_server, one_node, update

@@ -12,14 +12,14 @@ import anyio
 import pytest
 
 from a2a_actors.cluster import NatsServer
-from a2a_actors.cluster.entries import Holder
-from a2a_actors.cluster.inbox import CancelCommand, InputCommand, OwnerInbox
-from a2a_actors.cluster.owner import SupervisorInbox
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster._entries import Holder
+from a2a_actors.cluster._inbox import CancelCommand, InputCommand, OwnerInbox
+from a2a_actors.cluster._owner import SupervisorInbox
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import TaskState
-from a2a_actors.protocol.errors import TaskNotCancelableError, TaskNotFoundError
-from a2a_actors.protocol.models import Message, Part, Role, Task
-from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
+from a2a_actors.protocol._errors import TaskNotCancelableError, TaskNotFoundError
+from a2a_actors.protocol._models import Message, Part, Role, Task
+from a2a_actors.protocol._requests import SendMessageConfiguration, SendMessageRequest
 from a2a_actors.runtime import Supervisor, TaskContext
 
 from .helpers import connect, nats_server

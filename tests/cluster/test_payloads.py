@@ -15,15 +15,15 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.cluster import NatsServer, retention
-from a2a_actors.cluster.event_log import EventLog
-from a2a_actors.cluster.member import ClusterMember, join
-from a2a_actors.cluster.offload import ObjectLimits
-from a2a_actors.cluster.settling import LOST_TEXT
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster import NatsServer, _retention as retention
+from a2a_actors.cluster._event_log import EventLog
+from a2a_actors.cluster._member import ClusterMember, join
+from a2a_actors.cluster._offload import ObjectLimits
+from a2a_actors.cluster._settling import LOST_TEXT
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState
-from a2a_actors.protocol.errors import PayloadTooLargeError
-from a2a_actors.protocol.models import Message, Part, Role, StreamResponse
+from a2a_actors.protocol._errors import PayloadTooLargeError
+from a2a_actors.protocol._models import Message, Part, Role, StreamResponse
 from a2a_actors.runtime import InProcessClient, Supervisor
 from a2a_actors.server import ClusterOptions, ServerConfig, serve
 

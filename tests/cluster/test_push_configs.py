@@ -8,10 +8,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.cluster.push_configs import NatsPushConfigStore
-from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificationConfig
-from a2a_actors.push.delivery import PushConfigSource
-from a2a_actors.server.push_configs import MemoryPushConfigStore, PushConfigStore
+from a2a_actors.cluster._push_configs import NatsPushConfigStore
+from a2a_actors.protocol._requests import AuthenticationInfo, TaskPushNotificationConfig
+from a2a_actors.push._delivery import PushConfigSource
+from a2a_actors.server._push_configs import MemoryPushConfigStore, PushConfigStore
 
 from .helpers import connect, nats_server
 

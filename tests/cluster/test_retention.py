@@ -12,18 +12,18 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.cluster import retention
-from a2a_actors.cluster.event_log import EventLog
-from a2a_actors.cluster.push_configs import NatsPushConfigStore
-from a2a_actors.cluster.retention import evict, select_evictions
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster import _retention as retention
+from a2a_actors.cluster._event_log import EventLog
+from a2a_actors.cluster._push_configs import NatsPushConfigStore
+from a2a_actors.cluster._retention import evict, select_evictions
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.errors import TaskNotFoundError
-from a2a_actors.protocol.models import StreamResponse, TaskStatusUpdateEvent
-from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.protocol._errors import TaskNotFoundError
+from a2a_actors.protocol._models import StreamResponse, TaskStatusUpdateEvent
+from a2a_actors.protocol._requests import TaskPushNotificationConfig
 from a2a_actors.server import ClusterOptions, ServerConfig, serve
 from a2a_actors.stores import StoredTask, TaskQuery
-from a2a_actors.stores.sqlite import SQLiteTaskStore
+from a2a_actors.stores._sqlite import SQLiteTaskStore
 
 from .agents import agent as served
 from .helpers import connect, nats_server

@@ -17,9 +17,9 @@ import pytest
 from a2a_actors.client import A2AClient
 from a2a_actors.cluster import ClusterUnavailableError, NatsServer
 from a2a_actors.protocol import Task, TaskState
-from a2a_actors.protocol.errors import ServerBusyError, TaskNotCancelableError
-from a2a_actors.protocol.models import StreamResponse
-from a2a_actors.protocol.requests import TaskPushNotificationConfig
+from a2a_actors.protocol._errors import ServerBusyError, TaskNotCancelableError
+from a2a_actors.protocol._models import StreamResponse
+from a2a_actors.protocol._requests import TaskPushNotificationConfig
 from a2a_actors.server import ClusterOptions, GrpcOptions, ServerConfig, serve
 
 from ..push.receiver import Received, receiver
@@ -201,7 +201,7 @@ async def test_a_stopped_nodes_waiting_task_resumes_on_another_node(tmp_path: Pa
 
 def test_the_embedded_server_does_not_import_nats() -> None:
     code = (
-        "import sys, a2a_actors.server, a2a_actors.server.cli_serve, a2a_actors.cli\n"
+        "import sys, a2a_actors.server, a2a_actors.server._cli.serve, a2a_actors.cli\n"
         "from a2a_actors.server import create_app\n"
         "async def handler(ctx): pass\n"
         "create_app(handler)\n"

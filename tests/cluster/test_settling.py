@@ -10,12 +10,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.cluster.entries import Entry, Holder
-from a2a_actors.cluster.event_log import EventLog
-from a2a_actors.cluster.settling import LOST_TEXT, settle_lost_node
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster._entries import Entry, Holder
+from a2a_actors.cluster._event_log import EventLog
+from a2a_actors.cluster._settling import LOST_TEXT, settle_lost_node
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
-from a2a_actors.protocol.models import Role, StreamResponse
+from a2a_actors.protocol._models import Role, StreamResponse
 from a2a_actors.stores import RecoveryReport, StoredTask
 
 from .helpers import connect, nats_server

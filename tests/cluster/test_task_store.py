@@ -12,12 +12,12 @@ import anyio
 import msgspec
 import pytest
 
-from a2a_actors.cluster import ClusterUnavailableError, task_store
-from a2a_actors.cluster.entries import Entry, Holder, replaces
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster import ClusterUnavailableError, _task_store as task_store
+from a2a_actors.cluster._entries import Entry, Holder, replaces
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import InvalidParamsError, Task, TaskState, TaskStatus
 from a2a_actors.stores import MemoryTaskStore, StoredTask, TaskQuery, TaskStore
-from a2a_actors.stores.base import encode_page_token
+from a2a_actors.stores._base import encode_page_token
 
 from .helpers import connect, nats_server
 from .signals import Consumers

@@ -13,10 +13,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.cluster import task_store
-from a2a_actors.cluster.entries import Entry, Holder
-from a2a_actors.cluster.kv import stream_sequence
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster import _task_store as task_store
+from a2a_actors.cluster._entries import Entry, Holder
+from a2a_actors.cluster._kv import stream_sequence
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState, TaskStatus
 from a2a_actors.stores import StoredTask, TaskQuery
 

@@ -21,12 +21,12 @@ import anyio.abc
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.cluster.connection import ClusterConnection
-from a2a_actors.cluster.leases import NodeLeases
-from a2a_actors.cluster.task_store import NatsTaskStore
+from a2a_actors.cluster._connection import ClusterConnection
+from a2a_actors.cluster._leases import NodeLeases
+from a2a_actors.cluster._task_store import NatsTaskStore
 from a2a_actors.protocol import Task, TaskState
 from a2a_actors.server import ClusterOptions
-from a2a_actors.server.workers import serve_workers
+from a2a_actors.server._cli.workers import serve_workers
 
 from .helpers import nats_server
 

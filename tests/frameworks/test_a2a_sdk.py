@@ -60,7 +60,7 @@ from starlette.applications import Starlette
 
 from a2a_actors.frameworks.a2a_sdk import as_agent
 from a2a_actors.server import ServerConfig
-from a2a_actors.stores.sqlite import SQLiteTaskStore
+from a2a_actors.stores._sqlite import SQLiteTaskStore
 from tests.frameworks.harness import SDK_WARNINGS
 from tests.interop.sdk_server import (
     MULTI_TURN_QUESTION,

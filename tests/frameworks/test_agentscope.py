@@ -36,7 +36,7 @@ from a2a_actors.frameworks import agentscope as bridge
 from a2a_actors.frameworks._agentscope_state import UNFINISHED
 from a2a_actors.runtime import TaskContext, agent
 from a2a_actors.server import ServerConfig
-from a2a_actors.stores.sqlite import SQLiteTaskStore
+from a2a_actors.stores._sqlite import SQLiteTaskStore
 from orchestrator import fetch_tree
 from tests.frameworks.agentscope_models import Script, call, calls, say
 from tests.frameworks.harness import (

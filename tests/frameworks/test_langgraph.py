@@ -25,10 +25,10 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
 from a2a_actors.frameworks import langgraph as bridge
-from a2a_actors.protocol.errors import ContentTypeNotSupportedError
+from a2a_actors.protocol._errors import ContentTypeNotSupportedError
 from a2a_actors.runtime import TaskContext, agent
 from a2a_actors.server import ServerConfig
-from a2a_actors.stores.sqlite import SQLiteTaskStore
+from a2a_actors.stores._sqlite import SQLiteTaskStore
 from orchestrator import fetch_tree
 from tests.frameworks.harness import (
     SDK_WARNINGS,

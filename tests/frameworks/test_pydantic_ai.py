@@ -31,7 +31,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 from a2a_actors.frameworks import pydantic_ai as bridge
 from a2a_actors.runtime import TaskContext, agent
 from a2a_actors.server import ServerConfig
-from a2a_actors.stores.sqlite import SQLiteTaskStore
+from a2a_actors.stores._sqlite import SQLiteTaskStore
 from orchestrator import fetch_tree
 from tests.frameworks.harness import (
     SDK_WARNINGS,

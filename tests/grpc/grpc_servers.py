@@ -8,7 +8,7 @@
 * :func:`run_fake_grpc_server`: :class:`FakeService`, a real ``A2AService`` servicer of our
   own whose answers the tests choose, recording what the client sent (metadata) and whether
   a stream was cancelled by the client: for what a well-behaved agent never does.
-* :func:`run_our_grpc_server`: our server (``a2a_actors.server.serve`` with
+* :func:`run_our_grpc_server`: our server (``a2a_actors.server._serve`` with
   ``ServerConfig.grpc``, on asyncio) serving the client suite's scenario agent
   (tests/client/ours.py) with push configs and an extended card; yields its HTTP base URL,
   whose card lists the GRPC interface.
@@ -288,7 +288,7 @@ def run_our_grpc_server() -> Iterator[str]:
     import anyio.lowlevel
 
     from a2a_actors.server import ServedAgent, serve
-    from a2a_actors.server.grpc_options import GrpcOptions
+    from a2a_actors.server._config.grpc import GrpcOptions
     from tests.client.ours import default_config, scenario_agent
 
     served = ServedAgent(scenario_agent, default_config(grpc=GrpcOptions(port=0)))

@@ -16,9 +16,13 @@ from a2a.client.transports.grpc import GrpcTransport
 from a2a.types import a2a_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from a2a_actors.protocol import grpc_service, grpc_status, protobuf
+from a2a_actors.protocol import (
+    _grpc_service as grpc_service,
+    _grpc_status as grpc_status,
+    _protobuf as protobuf,
+)
 from a2a_actors.server import GrpcOptions, ServerConfig, create_app, serve, service_of
-from a2a_actors.server.service import A2AService
+from a2a_actors.server._service import A2AService
 from tests.server.agents import scenario_agent
 
 TIMEOUT = 15.0

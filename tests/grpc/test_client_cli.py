@@ -17,10 +17,10 @@ from collections.abc import Iterator
 import msgspec
 import pytest
 
-from a2a_actors.client.cli import main
+from a2a_actors.client._cli.commands import main
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.models import StreamResponse, Task, TaskState
-from a2a_actors.protocol.requests import ListTasksResponse, SendMessageResponse
+from a2a_actors.protocol._models import StreamResponse, Task, TaskState
+from a2a_actors.protocol._requests import ListTasksResponse, SendMessageResponse
 from tests.client.scenarios import STREAM_CHUNKS, TIMEOUT
 from tests.grpc.grpc_servers import FakeService, GrpcServer
 from tests.interop.sdk_server import SdkServer, run_sdk_server
@@ -170,8 +170,8 @@ _NO_GRPC = textwrap.dedent(
     sys.modules["grpc"] = None  # as if the grpc extra were not installed
     import a2a_actors, a2a_actors.client
     from a2a_actors.client import resolve_interface
-    from a2a_actors.client.cli import main
-    from a2a_actors.protocol.card import AgentCapabilities, AgentCard, AgentInterface
+    from a2a_actors.client._cli.commands import main
+    from a2a_actors.protocol._card import AgentCapabilities, AgentCard, AgentInterface
     card = AgentCard(
         name="g", description="", version="1", capabilities=AgentCapabilities(),
         default_input_modes=(), default_output_modes=(), skills=(),

@@ -17,10 +17,10 @@ import msgspec
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.client.cli import main
+from a2a_actors.client._cli.commands import main
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.models import StreamResponse, Task, TaskState
-from a2a_actors.protocol.requests import ListTasksResponse, SendMessageResponse
+from a2a_actors.protocol._models import StreamResponse, Task, TaskState
+from a2a_actors.protocol._requests import ListTasksResponse, SendMessageResponse
 from tests.client.scenarios import MULTI_TURN_QUESTION, STREAM_CHUNKS, TIMEOUT
 from tests.grpc.test_client_sdk import SCENARIOS
 

@@ -16,9 +16,9 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol import protobuf
-from a2a_actors.protocol.card import AgentCard
-from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol import _protobuf as protobuf
+from a2a_actors.protocol._card import AgentCard
+from a2a_actors.protocol._models import Task, TaskState
 from tests.client import scenarios
 from tests.client.scenarios import TIMEOUT
 from tests.grpc.grpc_servers import GrpcServer

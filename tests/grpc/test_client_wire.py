@@ -28,8 +28,8 @@ from a2a_actors.client import (
     request_headers,
     resolve_interface,
 )
-from a2a_actors.client.discovery import DEFAULT_BINDINGS
-from a2a_actors.protocol.card import (
+from a2a_actors.client._discovery import DEFAULT_BINDINGS
+from a2a_actors.protocol._card import (
     AgentCapabilities,
     AgentCard,
     AgentInterface,
@@ -38,7 +38,7 @@ from a2a_actors.protocol.card import (
     SecurityScheme,
     StringList,
 )
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol._errors import (
     A2AError,
     InternalError,
     InvalidParamsError,
@@ -46,7 +46,7 @@ from a2a_actors.protocol.errors import (
     ServerBusyError,
     UnauthenticatedError,
 )
-from a2a_actors.protocol.models import Message, TaskState
+from a2a_actors.protocol._models import Message, TaskState
 from tests.client.scenarios import TIMEOUT
 from tests.grpc.grpc_servers import FakeService, GrpcServer
 
@@ -343,7 +343,7 @@ async def test_the_card_decides_and_the_client_speaks_grpc(fake_grpc: Fake) -> N
 _JSON_CLIENT = """
 import json, sys
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.card import AgentCapabilities, AgentCard, AgentInterface
+from a2a_actors.protocol._card import AgentCapabilities, AgentCard, AgentInterface
 card = AgentCard(
     name="a", description="", version="1", capabilities=AgentCapabilities(),
     default_input_modes=(), default_output_modes=(), skills=(),
@@ -368,7 +368,7 @@ def test_choosing_a_json_interface_imports_no_grpc() -> None:
     )
     assert done.returncode == 0, done.stderr
     loaded = json.loads(done.stdout)
-    assert "a2a_actors.client.grpc_binding" in loaded  # asked whether gRPC is installed
+    assert "a2a_actors.client._transports.grpc_binding" in loaded  # asked whether gRPC is installed
     leaked = [m for m in loaded if m.startswith(("grpc", "google.protobuf", "a2a.types"))]
     assert leaked == []
-    assert "a2a_actors.client.grpc_transport" not in loaded
+    assert "a2a_actors.client._transports.grpc" not in loaded

@@ -1,4 +1,4 @@
-"""The gRPC wire form (a2a_actors.protocol.protobuf) against the official SDK's protobufs.
+"""The gRPC wire form (a2a_actors.protocol._protobuf) against the official SDK's protobufs.
 
 Three kinds of checks: the Structs and the SDK's messages have the same fields, conversion
 round-trips (property tests), and the golden ones: our JSON of an object is what the SDK's
@@ -26,8 +26,14 @@ from google.protobuf import json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from hypothesis import given, settings, strategies as st
 
-from a2a_actors.protocol import card as c, codec, grpc_service, grpc_status, protobuf
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol import (
+    _card as c,
+    _grpc_service as grpc_service,
+    _grpc_status as grpc_status,
+    _protobuf as protobuf,
+    codec,
+)
+from a2a_actors.protocol._errors import (
     ERROR_TABLE,
     A2AError,
     IllegalTransitionError,
@@ -39,7 +45,7 @@ from a2a_actors.protocol.errors import (
     TaskNotFoundError,
     UnauthenticatedError,
 )
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._models import (
     Artifact,
     Message,
     Part,
@@ -52,7 +58,7 @@ from a2a_actors.protocol.models import (
     TaskStatusUpdateEvent,
     WireStruct,
 )
-from a2a_actors.protocol.requests import (
+from a2a_actors.protocol._requests import (
     AuthenticationInfo,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -314,7 +320,7 @@ def _full_card() -> c.AgentCard:
 _CONVERTED = sorted(
     {
         cls
-        for module in ("models", "requests", "card")
+        for module in ("_models", "_requests", "_card")
         for cls in vars(
             getattr(__import__("a2a_actors.protocol", fromlist=[module]), module)
         ).values()
@@ -679,7 +685,7 @@ def test_error_info_of_another_domain_is_not_ours() -> None:
 def test_the_json_paths_never_import_protobuf_or_grpc() -> None:
     script = """
 import asyncio, json, sys
-import a2a_actors, a2a_actors.cli, a2a_actors.client, a2a_actors.server.cli_serve
+import a2a_actors, a2a_actors.cli, a2a_actors.client, a2a_actors.server._cli.serve
 from a2a_actors import A2AClient, Agent, serve
 from a2a_actors.server import ServerConfig, create_app
 
@@ -712,13 +718,13 @@ print(json.dumps(sorted(sys.modules)))
     )
     assert out.returncode == 0, out.stderr
     loaded = json.loads(out.stdout)
-    assert "a2a_actors.server.asgi" in loaded  # the import really happened
+    assert "a2a_actors.server._http.asgi" in loaded  # the import really happened
     leaked = [
         m
         for m in loaded
-        if m.startswith(("google.protobuf", "grpc", "a2a.types", "a2a_actors.protocol.protobuf"))
-        or m in ("a2a_actors.protocol.grpc_service", "a2a_actors.protocol.grpc_status")
-        or m.startswith("a2a_actors.server.grpc.")
+        if m.startswith(("google.protobuf", "grpc", "a2a.types", "a2a_actors.protocol._protobuf"))
+        or m in ("a2a_actors.protocol._grpc_service", "a2a_actors.protocol._grpc_status")
+        or (m.startswith("a2a_actors.server._grpc.") and m != "a2a_actors.server._config.grpc")
     ]
     assert leaked == []
 
@@ -726,7 +732,7 @@ print(json.dumps(sorted(sys.modules)))
 @pytest.mark.parametrize("module", ["protobuf", "grpc_service", "grpc_status"])
 def test_the_grpc_wire_modules_themselves_import_no_io(module: str) -> None:
     """Importing the SDK's package loads anyio (its ``__init__``); our modules do no I/O."""
-    tree = ast.parse((ROOT / f"a2a_actors/protocol/{module}.py").read_text())
+    tree = ast.parse((ROOT / f"a2a_actors/protocol/_{module}.py").read_text())
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)
@@ -749,5 +755,6 @@ def test_the_grpc_wire_modules_themselves_import_no_io(module: str) -> None:
         "msgspec",
         "a2a",
         "google",
+        "a2a_actors",  # the protocol's own modules (tests/protocol/test_purity.py)
     }
     assert not any(isinstance(n, ast.AsyncFunctionDef | ast.Await) for n in ast.walk(tree))

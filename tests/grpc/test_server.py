@@ -21,8 +21,8 @@ from a2a.types import a2a_pb2
 from a2a.utils import errors as sdk_errors
 from google.protobuf import json_format
 
-from a2a_actors.protocol import grpc_service, protobuf
-from a2a_actors.protocol.card import AgentCard
+from a2a_actors.protocol import _grpc_service as grpc_service, _protobuf as protobuf
+from a2a_actors.protocol._card import AgentCard
 from a2a_actors.runtime import TaskContext
 from a2a_actors.server import (
     ExtendedCard,

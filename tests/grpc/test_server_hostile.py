@@ -14,7 +14,7 @@ import pytest
 from a2a.types import a2a_pb2
 from google.rpc import error_details_pb2
 
-from a2a_actors.protocol import grpc_service, protobuf
+from a2a_actors.protocol import _grpc_service as grpc_service, _protobuf as protobuf
 from a2a_actors.server import JWTOptions, ServerConfig
 from tests.server.agents import REQUIRED_EXTENSION
 from tests.trust.keys import AUDIENCE, ISSUER, SigningKey, jwks

@@ -1,6 +1,6 @@
 """Our client over gRPC against our gRPC server: the shared client scenarios, every method.
 
-The two halves of the binding (``a2a_actors.server.grpc`` and the client's gRPC transport)
+The two halves of the binding (``a2a_actors.server._grpc`` and the client's gRPC transport)
 meet here; each is also tested against the official SDK (test_server.py, test_client_sdk.py).
 """
 

@@ -10,9 +10,9 @@ from typing import Any
 import anyio
 import httpx
 
-from a2a_actors.protocol.sse import SSEEvent, SSEParser
+from a2a_actors.protocol._sse import SSEEvent, SSEParser
 from a2a_actors.server import ServerConfig, serve
-from a2a_actors.server.inspector import InspectorOptions
+from a2a_actors.server._observability.inspector import InspectorOptions
 from tests.server.agents import scenario_agent
 
 #: Two principals' API keys (the server maps each key to its own principal).

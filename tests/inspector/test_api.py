@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol._models import Task, TaskState
 from a2a_actors.server import ServerConfig, create_app
-from a2a_actors.server.inspector import InspectorOptions
-from a2a_actors.server.trust_options import JWTOptions
+from a2a_actors.server._config.trust import JWTOptions
+from a2a_actors.server._observability.inspector import InspectorOptions
 from tests.server.agents import QUESTION, scenario_agent
 from tests.server.helpers import HTTPX_EARLY_EXIT
 from tests.trust.keys import AUDIENCE, ISSUER, SigningKey, jwks

@@ -16,9 +16,9 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol._models import Task, TaskState
 from a2a_actors.server import ServerConfig
-from a2a_actors.server.inspector import InspectorOptions
+from a2a_actors.server._observability.inspector import InspectorOptions
 from examples.inspector_screenshot import CHROMIUM_ARGS, serve_multihop
 from tests.server.agents import QUESTION
 from tests.server.helpers import HTTPX_EARLY_EXIT

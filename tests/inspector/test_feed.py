@@ -5,14 +5,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._models import (
     StreamResponse,
     Task,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_actors.server.inspector import InspectorFeed
+from a2a_actors.server._observability.inspector import InspectorFeed
 
 NOW = _dt.datetime(2026, 12, 1, 12, 0, tzinfo=_dt.UTC)
 

@@ -9,12 +9,12 @@ import httpx
 import pytest
 
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.errors import A2AError, TaskNotFoundError
-from a2a_actors.protocol.models import Task, TaskState, TaskStatus
-from a2a_actors.server.inspector.hops import MAX_ANSWER, PeerReader, read_tree
-from a2a_actors.server.inspector.options import InspectorOptions
-from a2a_actors.server.inspector.views import CORRELATION_URI
-from orchestrator.correlation import CORRELATION_URI as ORCHESTRATOR_URI, ChildRecord, HopRecord
+from a2a_actors.protocol._errors import A2AError, TaskNotFoundError
+from a2a_actors.protocol._models import Task, TaskState, TaskStatus
+from a2a_actors.server._config.inspector import InspectorOptions
+from a2a_actors.server._observability.inspector.hops import MAX_ANSWER, PeerReader, read_tree
+from a2a_actors.server._observability.inspector.views import CORRELATION_URI
+from orchestrator._correlation import CORRELATION_URI as ORCHESTRATOR_URI, ChildRecord, HopRecord
 from tests.server.helpers import HTTPX_EARLY_EXIT
 
 NOW = _dt.datetime(2026, 12, 1, 12, 0, tzinfo=_dt.UTC)

@@ -1,6 +1,6 @@
 """The official a2a-sdk client (JSON-RPC and REST transports) against our server.
 
-Our server runs on a real loopback Hypercorn, served by :func:`a2a_actors.server.serve` in the
+Our server runs on a real loopback Hypercorn, served by :func:`a2a_actors.server._serve` in the
 test's own event loop; the tests run under asyncio and under trio (the SDK client is plain
 httpx and works on both; under trio the server is QuartTrio on Hypercorn's trio worker), so
 both server backends are exercised. Every A2A method is covered, plus streaming, two
@@ -49,7 +49,7 @@ from a2a.utils.errors import (
     VersionNotSupportedError,
 )
 
-from a2a_actors.protocol.card import AgentSkill
+from a2a_actors.protocol._card import AgentSkill
 from a2a_actors.server import ExtendedCard, ServerConfig
 from tests.interop.sdk_server import Binding, sdk_client
 from tests.server.agents import CHUNKS, QUESTION, scenario_agent

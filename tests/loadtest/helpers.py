@@ -2,7 +2,7 @@
 
 The bench command always runs as its own process (with its generator processes below it),
 as a user runs it; the servers it measures run in the test's trio loop: our agents through
-:func:`a2a_actors.server.serve`, misbehaving ones as a few lines of raw HTTP on
+:func:`a2a_actors.server._serve`, misbehaving ones as a few lines of raw HTTP on
 ``trio.serve_tcp`` (:func:`raw_server`).
 """
 
@@ -49,7 +49,7 @@ class BenchRun:
 
 async def bench(*args: str, env: Mapping[str, str] | None = None) -> BenchRun:
     """Run ``a2a-actors bench ARGS`` in a process (with ``env`` added) and wait for it."""
-    command = [sys.executable, "-m", "a2a_actors.loadtest.cli", *args]
+    command = [sys.executable, "-m", "a2a_actors.loadtest._cli", *args]
     done = await trio.run_process(
         command,
         capture_stdout=True,

@@ -9,11 +9,11 @@ import pytest
 import trio
 import trio.lowlevel
 
-from a2a_actors.loadtest.engine import Load
-from a2a_actors.loadtest.report import ChartError, write_chart
-from a2a_actors.loadtest.requests import load_message
-from a2a_actors.loadtest.runner import Options
-from a2a_actors.loadtest.target import UsageError
+from a2a_actors.loadtest._engine import Load
+from a2a_actors.loadtest._report import ChartError, write_chart
+from a2a_actors.loadtest._requests import load_message
+from a2a_actors.loadtest._runner import Options
+from a2a_actors.loadtest._target import UsageError
 from a2a_actors.server import ServerConfig
 from examples.echo import agent as echo
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from a2a_actors.loadtest.engine import Load
-from a2a_actors.loadtest.report import draw_chart, write_chart
-from a2a_actors.loadtest.requests import load_message
-from a2a_actors.loadtest.runner import Measurement, Options
-from a2a_actors.loadtest.tally import Tally
-from a2a_actors.loadtest.target import Endpoint
+from a2a_actors.loadtest._engine import Load
+from a2a_actors.loadtest._report import draw_chart, write_chart
+from a2a_actors.loadtest._requests import load_message
+from a2a_actors.loadtest._runner import Measurement, Options
+from a2a_actors.loadtest._tally import Tally
+from a2a_actors.loadtest._target import Endpoint
 
 plt = pytest.importorskip("matplotlib.pyplot")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from a2a_actors.loadtest.histogram import Histogram
+from a2a_actors.loadtest._histogram import Histogram
 from examples.echo import agent as echo
 
 from .helpers import QUICK, TIMEOUT, Request, bench, raw_server, rpc_result, served, task

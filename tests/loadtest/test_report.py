@@ -7,12 +7,12 @@ import os
 
 import trio
 
-from a2a_actors.loadtest.engine import Load
-from a2a_actors.loadtest.report import warnings
-from a2a_actors.loadtest.requests import load_message
-from a2a_actors.loadtest.runner import Measurement, Options, TerminalProgress, split
-from a2a_actors.loadtest.tally import Tally
-from a2a_actors.loadtest.target import Endpoint
+from a2a_actors.loadtest._engine import Load
+from a2a_actors.loadtest._report import warnings
+from a2a_actors.loadtest._requests import load_message
+from a2a_actors.loadtest._runner import Measurement, Options, TerminalProgress, split
+from a2a_actors.loadtest._tally import Tally
+from a2a_actors.loadtest._target import Endpoint
 from examples.echo import agent as echo
 
 from .helpers import TIMEOUT, bench, served

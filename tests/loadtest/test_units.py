@@ -8,9 +8,9 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from a2a_actors.loadtest.histogram import Histogram
-from a2a_actors.loadtest.http1 import ProtocolError, ResponseReader
-from a2a_actors.loadtest.replies import Failure, Reply, check_send, check_stream, check_task
+from a2a_actors.loadtest._histogram import Histogram
+from a2a_actors.loadtest._http1 import ProtocolError, ResponseReader
+from a2a_actors.loadtest._replies import Failure, Reply, check_send, check_stream, check_task
 
 
 @given(st.lists(st.integers(min_value=0, max_value=10**9), min_size=1, max_size=300))

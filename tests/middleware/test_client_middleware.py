@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from a2a_actors.client import A2AClient, A2AConnectionError, RemoteAgent
+from a2a_actors.client._transports.transport import current_request_headers, request_headers
 from a2a_actors.client.middleware import (
     ClientCall,
     ClientNext,
@@ -20,10 +21,9 @@ from a2a_actors.client.middleware import (
     retry_reads,
     retry_sends,
 )
-from a2a_actors.client.transport import current_request_headers, request_headers
 from a2a_actors.protocol import Message, StreamResponse, Task, TaskState
-from a2a_actors.protocol.errors import InvalidParamsError, TaskNotFoundError
-from a2a_actors.protocol.requests import GetTaskRequest, SendMessageRequest
+from a2a_actors.protocol._errors import InvalidParamsError, TaskNotFoundError
+from a2a_actors.protocol._requests import GetTaskRequest, SendMessageRequest
 from a2a_actors.runtime import TaskContext
 from orchestrator import Orchestrator, sequence
 from orchestrator.serving import serve as serve_orchestrated

@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from a2a_actors.runtime import tracing
+from a2a_actors.runtime import _tracing as tracing
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol._models import Task, TaskState
 from tests.observability.otlp import exported_spans, otlp_environment
 from tests.push.receiver import receiver
 

@@ -20,13 +20,14 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.errors import TaskNotFoundError
-from a2a_actors.protocol.models import Task, TaskState
-from a2a_actors.protocol.requests import TaskPushNotificationConfig
-from a2a_actors.push.delivery import PushDelivery
+from a2a_actors.protocol._errors import TaskNotFoundError
+from a2a_actors.protocol._models import Task, TaskState
+from a2a_actors.protocol._requests import TaskPushNotificationConfig
+from a2a_actors.push._delivery import PushDelivery
 from a2a_actors.runtime import Agent, TaskContext
-from a2a_actors.server import ServerConfig, cli_metrics, create_app, serve, service_of
-from a2a_actors.server.metrics_options import MetricsOptions
+from a2a_actors.server import ServerConfig, create_app, serve, service_of
+from a2a_actors.server._cli import metrics as cli_metrics
+from a2a_actors.server._config.metrics import MetricsOptions
 from orchestrator import delegate, orchestrated
 from tests.push.receiver import Answer, Received, receiver
 

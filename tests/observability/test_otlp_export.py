@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from a2a_actors.runtime import tracing
+from a2a_actors.runtime import _tracing as tracing
 from tests.observability.otlp import (
     Exported,
     attributes,
@@ -108,7 +108,7 @@ import anyio
 from functools import partial
 from a2a_actors.client import A2AClient
 from a2a_actors.server import serve, service_of, create_app
-from a2a_actors.server.methods import Methods
+from a2a_actors.server._methods import Methods
 from examples.echo import agent
 
 async def main():

@@ -19,13 +19,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode, format_span_id, format_trace_id
 
 from a2a_actors.client import A2AClient, RemoteAgent, request_headers
-from a2a_actors.protocol.errors import TaskNotFoundError
-from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol._errors import TaskNotFoundError
+from a2a_actors.protocol._models import Task, TaskState
 from a2a_actors.runtime import Agent, TaskContext
 from a2a_actors.server import GrpcOptions, MetricsOptions, ServerConfig, create_app, serve
 from examples.multihop.agents import REMOTE
 from examples.multihop.demo import run_demo
-from orchestrator import CORRELATION_URI, HopNode, hop_record, orchestrated
+from orchestrator import CORRELATION_URI, HopNode, orchestrated
+from orchestrator._correlation import hop_record
 
 TIMEOUT = 30.0
 SERVICE = "lf.a2a.v1.A2AService"

@@ -11,10 +11,11 @@ import anyio
 import anyio.abc
 
 from a2a_actors.client import A2AClient, text_message
-from a2a_actors.protocol.models import Task
-from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
+from a2a_actors.protocol._models import Task
+from a2a_actors.protocol._requests import SendMessageConfiguration, SendMessageRequest
 from a2a_actors.runtime import Agent, Supervisor, TaskContext
-from orchestrator import CORRELATION_URI, HopRecord, Orchestrator, hop_record, orchestrated, serve
+from orchestrator import CORRELATION_URI, HopRecord, Orchestrator, orchestrated, serve
+from orchestrator._correlation import hop_record
 
 TIMEOUT = 20.0
 

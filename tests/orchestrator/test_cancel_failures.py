@@ -34,7 +34,7 @@ import anyio.abc
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.models import StreamResponse, Task, TaskState
+from a2a_actors.protocol._models import StreamResponse, Task, TaskState
 from a2a_actors.runtime import Agent, TaskContext
 from a2a_actors.server import ServerConfig, create_app, serve
 from orchestrator import (

@@ -15,13 +15,15 @@ from orchestrator import (
     DelegationError,
     DepthLimitError,
     HopRecord,
-    check_incoming,
     child_correlation,
     from_metadata,
+    traceparent,
+)
+from orchestrator._correlation import (
+    check_incoming,
     hop_record,
     parse_traceparent,
     root_correlation,
-    traceparent,
 )
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"

@@ -13,7 +13,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from a2a_actors.protocol.models import TaskState
+from a2a_actors.protocol._models import TaskState
 from examples import pipeline
 from examples.multihop import agents as multihop_agents, demo as multihop_demo, run_demo
 

@@ -9,9 +9,9 @@ import anyio.lowlevel
 import pytest
 
 from a2a_actors.client import text_message
-from a2a_actors.protocol.errors import UnsupportedOperationError
-from a2a_actors.protocol.models import Task, TaskState
-from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol._errors import UnsupportedOperationError
+from a2a_actors.protocol._models import Task, TaskState
+from a2a_actors.protocol._requests import SendMessageRequest
 from a2a_actors.runtime import Agent, Supervisor, TaskContext, agent
 from orchestrator import (
     CORRELATION_URI,
@@ -22,10 +22,10 @@ from orchestrator import (
     Orchestrator,
     delegate,
     orchestrated,
-    parse_traceparent,
     stream_delegate,
     supervisor_tree,
 )
+from orchestrator._correlation import parse_traceparent
 
 from .helpers import TIMEOUT, Journal, record_of, running, send, status_text
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from a2a_actors.client import A2AClient, RemoteAgent, text_message
-from a2a_actors.protocol.models import Task, TaskState
-from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol._models import Task, TaskState
+from a2a_actors.protocol._requests import SendMessageRequest
 from a2a_actors.runtime import Agent, Supervisor, TaskContext
 from orchestrator import (
     CORRELATION_URI,
@@ -26,9 +26,9 @@ from orchestrator import (
     delegate,
     fetch_tree,
     orchestrated,
-    parse_traceparent,
     traceparent,
 )
+from orchestrator._correlation import parse_traceparent
 
 from .helpers import TIMEOUT, Journal, get_task, record_of, served
 

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.models import Task, TaskState, TaskStatus
+from a2a_actors.protocol._models import Task, TaskState, TaskStatus
 from a2a_actors.runtime import Agent, TaskContext
 from orchestrator import CORRELATION_URI, ChildRecord, HopRecord, Orchestrator
 

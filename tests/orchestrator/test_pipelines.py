@@ -17,9 +17,9 @@ from a2a.types.a2a_pb2 import (
 )
 
 from a2a_actors.client import A2AClient, text_message
-from a2a_actors.protocol.card import AgentSkill
-from a2a_actors.protocol.models import Artifact, Part, Task, TaskState
-from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol._card import AgentSkill
+from a2a_actors.protocol._models import Artifact, Part, Task, TaskState
+from a2a_actors.protocol._requests import SendMessageRequest
 from a2a_actors.runtime import Agent, TaskContext, agent
 from examples import pipeline as example
 from orchestrator import (

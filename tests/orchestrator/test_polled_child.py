@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from a2a_actors.client import text_message
-from a2a_actors.protocol.models import Task, TaskState
-from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol._models import Task, TaskState
+from a2a_actors.protocol._requests import SendMessageRequest
 from a2a_actors.runtime import Agent, Supervisor, TaskContext
 from a2a_actors.server import ServerConfig, serve as serve_plain
 from orchestrator import Orchestrator, delegate, orchestrated, serve, stream_delegate

@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient, text_message
-from a2a_actors.protocol.models import Task, TaskState
-from a2a_actors.protocol.requests import SendMessageConfiguration, SendMessageRequest
+from a2a_actors.protocol._models import Task, TaskState
+from a2a_actors.protocol._requests import SendMessageConfiguration, SendMessageRequest
 from a2a_actors.runtime import Supervisor, TaskContext
 from orchestrator import Orchestrator, orchestrated, stream_delegate
 from tests.interop.sdk_server import MULTI_TURN_QUESTION, SdkServer, run_sdk_server

@@ -1,7 +1,7 @@
 """Pipelines (orchestrated agents) served by any a2a-actors server delegate with no extra code.
 
-``a2a-actors serve MODULE:PIPELINE`` and ``a2a_actors.server.serve(pipeline)`` give the
-agent an Orchestrator of its own (``open_delegator``, see a2a_actors/server/delegation.py);
+``a2a-actors serve MODULE:PIPELINE`` and ``a2a_actors.server._serve(pipeline)`` give the
+agent an Orchestrator of its own (``open_delegator``, see a2a_actors/server/_delegation.py);
 one given in ``supervisor_options`` wins. The module-level agents below are the targets the
 subprocess tests serve.
 """
@@ -20,8 +20,8 @@ import httpx
 
 from a2a_actors.client import A2AClient, text_message
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.models import Task, TaskState
-from a2a_actors.protocol.requests import SendMessageRequest, SendMessageResponse
+from a2a_actors.protocol._models import Task, TaskState
+from a2a_actors.protocol._requests import SendMessageRequest, SendMessageResponse
 from a2a_actors.runtime import Agent, TaskContext
 from a2a_actors.server import ServerConfig, serve
 from orchestrator import (
@@ -177,7 +177,7 @@ async def test_an_agent_that_is_not_orchestrated_is_told_how_to_delegate() -> No
             task = await _send(url, "x")
             tg.cancel_scope.cancel()
     assert task.status.state is TaskState.FAILED
-    assert "orchestrator.orchestrated(agent)" in status_text(task)
+    assert "orchestrator._orchestrated(agent)" in status_text(task)
 
 
 async def test_the_served_pipeline_card_is_the_pipelines() -> None:

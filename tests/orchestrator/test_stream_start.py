@@ -10,8 +10,8 @@ import anyio
 import httpx
 import pytest
 
-from a2a_actors.protocol.card import AgentExtension
-from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol._card import AgentExtension
+from a2a_actors.protocol._models import Task, TaskState
 from a2a_actors.runtime import Agent, Supervisor, TaskContext
 from a2a_actors.server import serve as serve_plain
 from orchestrator import CORRELATION_URI, Orchestrator, delegate, orchestrated

@@ -7,7 +7,7 @@ import msgspec
 import pytest
 
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.models import Message
+from a2a_actors.protocol._models import Message
 
 
 def test_parse_gives_builtins_that_convert_reads() -> None:

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from msgspec import inspect as mi
 
-from a2a_actors.protocol import codec, jsonrpc
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol import _jsonrpc as jsonrpc, codec
+from a2a_actors.protocol._errors import (
     ERROR_DOMAIN,
     ERROR_TABLE,
     A2AError,
@@ -43,9 +43,9 @@ from a2a_actors.protocol.errors import (
     error_for_code,
     error_for_reason,
 )
-from a2a_actors.protocol.jsonrpc import Call, Envelope, ErrorReply, RequestId
-from a2a_actors.protocol.models import Message, Part, Role, Task, TaskState, TaskStatus
-from a2a_actors.protocol.requests import (
+from a2a_actors.protocol._jsonrpc import Call, Envelope, ErrorReply, RequestId
+from a2a_actors.protocol._models import Message, Part, Role, Task, TaskState, TaskStatus
+from a2a_actors.protocol._requests import (
     AuthenticationInfo,
     GetExtendedAgentCardRequest,
     GetTaskRequest,

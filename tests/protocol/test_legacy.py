@@ -18,8 +18,13 @@ import pytest
 from a2a import types as sdk
 from hypothesis import given, strategies as st
 
-from a2a_actors.protocol import codec, jsonrpc, legacy_card, legacy_v0_3 as legacy
-from a2a_actors.protocol.card import (
+from a2a_actors.protocol import (
+    _jsonrpc as jsonrpc,
+    _legacy_card as legacy_card,
+    _legacy_v0_3 as legacy,
+    codec,
+)
+from a2a_actors.protocol._card import (
     AgentCapabilities,
     AgentCard,
     AgentInterface,
@@ -33,7 +38,7 @@ from a2a_actors.protocol.card import (
     SecurityScheme,
     StringList,
 )
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol._errors import (
     A2AError,
     ExtendedAgentCardNotConfiguredError,
     InternalError,
@@ -42,8 +47,8 @@ from a2a_actors.protocol.errors import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
-from a2a_actors.protocol.jsonrpc import Call, ErrorReply
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._jsonrpc import Call, ErrorReply
+from a2a_actors.protocol._models import (
     Artifact,
     Message,
     Part,
@@ -55,7 +60,7 @@ from a2a_actors.protocol.models import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_actors.protocol.requests import (
+from a2a_actors.protocol._requests import (
     AuthenticationInfo,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -303,7 +308,7 @@ def test_push_configs_to_v0_3() -> None:
 
 
 def test_list_tasks_has_no_v0_3_form() -> None:
-    from a2a_actors.protocol.requests import ListTasksResponse
+    from a2a_actors.protocol._requests import ListTasksResponse
 
     with pytest.raises(TypeError, match=r"^ListTasksResponse has no A2A 0.3 form$"):
         legacy.result_to_v0_3(ListTasksResponse())
@@ -662,7 +667,7 @@ def test_v0_3_param_errors(body: bytes, code: int, field: str | None, message: s
 
 
 def test_params_from_v0_3_rejects_unknown_methods() -> None:
-    from a2a_actors.protocol.errors import MethodNotFoundError
+    from a2a_actors.protocol._errors import MethodNotFoundError
 
     with pytest.raises(MethodNotFoundError):
         legacy.params_from_v0_3("GetTask", {"id": "t"})

@@ -29,9 +29,15 @@ import pytest
 from a2a import types as sdk
 from msgspec import inspect as mi
 
-from a2a_actors.protocol import card, codec, jsonrpc, models, requests
-from a2a_actors.protocol.card import AgentCard
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol import (
+    _card as card,
+    _jsonrpc as jsonrpc,
+    _models as models,
+    _requests as requests,
+    codec,
+)
+from a2a_actors.protocol._card import AgentCard
+from a2a_actors.protocol._models import (
     Artifact,
     Message,
     Part,
@@ -43,7 +49,7 @@ from a2a_actors.protocol.models import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_actors.protocol.requests import (
+from a2a_actors.protocol._requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,

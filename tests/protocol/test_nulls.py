@@ -29,9 +29,15 @@ import pytest
 from hypothesis import given, strategies as st
 from msgspec import inspect as mi
 
-from a2a_actors.protocol import card, codec, jsonrpc, models, requests
-from a2a_actors.protocol.errors import InvalidParamsError
-from a2a_actors.protocol.models import Message, Part, WireStruct
+from a2a_actors.protocol import (
+    _card as card,
+    _jsonrpc as jsonrpc,
+    _models as models,
+    _requests as requests,
+    codec,
+)
+from a2a_actors.protocol._errors import InvalidParamsError
+from a2a_actors.protocol._models import Message, Part, WireStruct
 
 # -- samples generated from the schema -------------------------------------------------------
 

@@ -15,11 +15,11 @@ import pytest
 from a2a.compat.v0_3 import types as v03
 from pydantic import BaseModel
 
-from a2a_actors.protocol import jsonrpc, legacy_v0_3
-from a2a_actors.protocol.card import AgentCard
-from a2a_actors.protocol.legacy_card import card_from_v0_3
-from a2a_actors.protocol.models import Message, StreamResponse, Task, TaskState
-from a2a_actors.protocol.requests import SendMessageRequest, SendMessageResponse
+from a2a_actors.protocol import _jsonrpc as jsonrpc, _legacy_v0_3 as legacy_v0_3
+from a2a_actors.protocol._card import AgentCard
+from a2a_actors.protocol._legacy_card import card_from_v0_3
+from a2a_actors.protocol._models import Message, StreamResponse, Task, TaskState
+from a2a_actors.protocol._requests import SendMessageRequest, SendMessageResponse
 from tests.null_fields import (
     bare_v0_3,
     card_v0_3,

@@ -38,21 +38,21 @@ FORBIDDEN = (
     "selectors",
     "select",
 )
-# protobuf.py and grpc_service.py (the gRPC binding's conversions and RPC table) do no I/O
+# _protobuf.py and _grpc_service.py (the gRPC binding's conversions and RPC table) do no I/O
 # themselves, but importing the SDK's generated a2a.types.a2a_pb2 runs the a2a-sdk
 # package's __init__, which loads anyio and asyncio; only gRPC code imports them
 # (tests/grpc/test_protobuf.py checks their own imports).
 MODULES = sorted(
     f"a2a_actors.protocol.{p.stem}"
     for p in PACKAGE_DIR.glob("*.py")
-    if p.stem not in ("__init__", "protobuf", "grpc_service")
+    if p.stem not in ("__init__", "_protobuf", "_grpc_service")
 )
 
 
 def test_the_package_has_the_expected_modules() -> None:
     """Guards the scan below against looking at an empty directory."""
     names = {m.rsplit(".", 1)[1] for m in MODULES}
-    assert {"models", "codec", "jsonrpc", "state", "sse", "legacy_v0_3"} <= names
+    assert {"_models", "codec", "_jsonrpc", "_state", "_sse", "_legacy_v0_3"} <= names
 
 
 def test_importing_the_protocol_imports_no_io_modules() -> None:
@@ -66,7 +66,7 @@ def test_importing_the_protocol_imports_no_io_modules() -> None:
         [sys.executable, "-I", "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
     )
     loaded: list[str] = json.loads(out.stdout)
-    assert "a2a_actors.protocol.state" in loaded  # the import really happened
+    assert "a2a_actors.protocol._state" in loaded  # the import really happened
     leaked = sorted(name for name in loaded if name in FORBIDDEN or name.split(".")[0] in FORBIDDEN)
     assert leaked == []
 

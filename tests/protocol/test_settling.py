@@ -1,4 +1,4 @@
-"""The lifecycle's two ending rules (protocol/settling.py), state by state: what a stopping
+"""The lifecycle's two ending rules (protocol/_settling.py), state by state: what a stopping
 server does with its live tasks, and what becomes of an orphan. The stores and the cluster
 apply them (tests/stores: recovery; tests/cluster: a lost node's tasks)."""
 
@@ -8,9 +8,9 @@ import datetime as dt
 
 import pytest
 
-from a2a_actors.protocol.models import Message, Part, Role, Task, TaskState, TaskStatus
-from a2a_actors.protocol.settling import SHUTDOWN_TEXT, kept_at_shutdown, settle_orphan
-from a2a_actors.protocol.state import INTERRUPTED_STATES, TERMINAL_STATES
+from a2a_actors.protocol._models import Message, Part, Role, Task, TaskState, TaskStatus
+from a2a_actors.protocol._settling import SHUTDOWN_TEXT, kept_at_shutdown, settle_orphan
+from a2a_actors.protocol._state import INTERRUPTED_STATES, TERMINAL_STATES
 
 S = TaskState
 NOW = dt.datetime(2026, 12, 3, 9, 0, tzinfo=dt.UTC)

@@ -8,7 +8,7 @@ from dataclasses import FrozenInstanceError
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from a2a_actors.protocol.sse import (
+from a2a_actors.protocol._sse import (
     SSEEvent,
     SSEParser,
     SSEProtocolError,

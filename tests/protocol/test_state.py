@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol._errors import (
     IllegalTransitionError,
     InvalidParamsError,
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._models import (
     Artifact,
     Message,
     Part,
@@ -30,7 +30,7 @@ from a2a_actors.protocol.models import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_actors.protocol.state import (
+from a2a_actors.protocol._state import (
     ACTIVE_STATES,
     INTERRUPTED_STATES,
     SETTLED_STATES,

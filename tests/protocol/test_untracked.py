@@ -15,7 +15,7 @@ from a2a_actors.protocol import (
     TaskStatus,
     codec,
 )
-from a2a_actors.protocol.models import WireStruct
+from a2a_actors.protocol._models import WireStruct
 
 
 def test_every_wire_struct_is_untracked_whether_built_or_decoded() -> None:

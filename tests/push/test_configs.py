@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import anyio
 import pytest
 
-from a2a_actors.protocol.errors import InvalidParamsError
-from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificationConfig
-from a2a_actors.push.policy import IPAddress, PushPolicy
-from a2a_actors.server.push_configs import MemoryPushConfigStore, PushConfigs, redact_url
+from a2a_actors.protocol._errors import InvalidParamsError
+from a2a_actors.protocol._requests import AuthenticationInfo, TaskPushNotificationConfig
+from a2a_actors.push._policy import IPAddress, PushPolicy
+from a2a_actors.server._push_configs import MemoryPushConfigStore, PushConfigs, redact_url
 
 
 @pytest.mark.parametrize(

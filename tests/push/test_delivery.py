@@ -15,16 +15,16 @@ import trio
 import trio.testing
 
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._models import (
     StreamResponse,
     Task,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificationConfig
-from a2a_actors.push.delivery import PushDelivery
-from a2a_actors.push.policy import IPAddress
+from a2a_actors.protocol._requests import AuthenticationInfo, TaskPushNotificationConfig
+from a2a_actors.push._delivery import PushDelivery
+from a2a_actors.push._policy import IPAddress
 
 SECRET = "s3cr3t-credential"
 TOKEN = "tok-very-secret"
@@ -129,7 +129,7 @@ async def test_messages_are_not_pushed() -> None:
     configs = Configs()
     configs.add("t1", "c1", "https://hooks.example.com/")
     delivery = PushDelivery(configs, transport=httpx.MockTransport(lambda r: httpx.Response(200)))
-    from a2a_actors.protocol.models import Message, Part, Role
+    from a2a_actors.protocol._models import Message, Part, Role
 
     msg = Message(message_id="m", role=Role.AGENT, parts=(Part(text="x"),))
     delivery.task_event("t1", None, StreamResponse(message=msg), terminal=False)

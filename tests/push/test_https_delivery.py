@@ -28,16 +28,16 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from a2a_actors.protocol import codec
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._models import (
     StreamResponse,
     Task,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_actors.protocol.requests import TaskPushNotificationConfig
-from a2a_actors.push.delivery import PushDelivery, Resolver
-from a2a_actors.push.policy import IPAddress, PushPolicy
+from a2a_actors.protocol._requests import TaskPushNotificationConfig
+from a2a_actors.push._delivery import PushDelivery, Resolver
+from a2a_actors.push._policy import IPAddress, PushPolicy
 from a2a_actors.server import ServerConfig
 from tests.server.agents import scenario_agent
 from tests.server.helpers import JSON_HEADERS as V1, envelope, send_params, served

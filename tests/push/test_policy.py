@@ -9,7 +9,7 @@ from ipaddress import IPv4Address, IPv6Address
 import pytest
 from hypothesis import given, strategies as st
 
-from a2a_actors.push.policy import IPAddress, PushPolicy, PushTarget, UnsafeURLError
+from a2a_actors.push._policy import IPAddress, PushPolicy, PushTarget, UnsafeURLError
 
 POLICY = PushPolicy()
 

@@ -8,7 +8,7 @@ from functools import partial
 
 import anyio
 
-from a2a_actors.protocol.card import AgentSkill
+from a2a_actors.protocol._card import AgentSkill
 from a2a_actors.runtime import Agent, TaskContext, agent
 from a2a_actors.server import ServerConfig, serve
 from orchestrator import sequence

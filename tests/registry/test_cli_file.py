@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.client.registry import REGISTRY_ENV
+from a2a_actors.client._registry.registry import REGISTRY_ENV
 from tests.registry.helpers import served, upper
 
 pytestmark = pytest.mark.anyio

@@ -19,12 +19,12 @@ import pytest
 from anyio.abc import Process
 
 from a2a_actors.client import A2AClient
-from a2a_actors.client.registry import RegistryChange, UnknownAgentError
-from a2a_actors.client.registry_nats import NatsRegistry
+from a2a_actors.client._registry.entries import RegistryChange, UnknownAgentError
+from a2a_actors.client._registry.nats import NatsRegistry
 from a2a_actors.cluster import NatsServer
-from a2a_actors.cluster.directory import AgentRecord
+from a2a_actors.cluster._directory import AgentRecord
 from a2a_actors.protocol import Task
-from a2a_actors.protocol.card import AgentCard
+from a2a_actors.protocol._card import AgentCard
 from tests.cluster.helpers import nats_server
 from tests.registry.helpers import reverser, served, upper
 

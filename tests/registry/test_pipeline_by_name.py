@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient, AgentCardError
-from a2a_actors.client.registry import REGISTRY_ENV, StaticRegistry
+from a2a_actors.client._registry.registry import REGISTRY_ENV, StaticRegistry
 from a2a_actors.protocol import Message, Task, TaskState
 from orchestrator import Orchestrator
 from orchestrator.serving import serve as serve_orchestrated

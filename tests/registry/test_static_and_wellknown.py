@@ -10,16 +10,11 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient, A2AConnectionError, AgentCardError, RemoteAgent
-from a2a_actors.client.registry import (
-    Registry,
-    RegistryChange,
-    StaticRegistry,
-    UnknownAgentError,
-    open_registry,
-)
-from a2a_actors.client.registry_wellknown import WellKnownRegistry
+from a2a_actors.client._registry.entries import RegistryChange, UnknownAgentError
+from a2a_actors.client._registry.registry import Registry, StaticRegistry, open_registry
+from a2a_actors.client._registry.wellknown import WellKnownRegistry
 from a2a_actors.protocol import Task
-from a2a_actors.protocol.card import AgentCard
+from a2a_actors.protocol._card import AgentCard
 from tests.registry.helpers import reverser, served, upper
 
 pytestmark = pytest.mark.anyio

@@ -37,17 +37,19 @@ def _imports(path: Path) -> list[tuple[ast.ImportFrom | ast.Import, bool]]:
 
 def runtime_graph() -> dict[str, dict[str, bool]]:
     """Module -> {imported runtime module: typing only}, for a2a_actors.runtime."""
-    modules = {p.stem for p in RUNTIME.glob("*.py")} - {"__init__"}
+    # keyed by the module's name without its private underscore: ``_actor.py`` is "actor"
+    files = {p.stem.removeprefix("_"): p for p in RUNTIME.glob("*.py") if p.stem != "__init__"}
+    modules = set(files)
     graph: dict[str, dict[str, bool]] = {}
     for name in sorted(modules):
         edges: dict[str, bool] = {}
-        for node, typing_only in _imports(RUNTIME / f"{name}.py"):
+        for node, typing_only in _imports(files[name]):
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.level == 1:
                 if node.module:
-                    targets.append(node.module.split(".")[0])
+                    targets.append(node.module.split(".")[0].removeprefix("_"))
                 else:
-                    targets.extend(alias.name for alias in node.names)
+                    targets.extend(alias.name.removeprefix("_") for alias in node.names)
             else:
                 names = (
                     [node.module or ""]
@@ -59,7 +61,7 @@ def runtime_graph() -> dict[str, dict[str, bool]]:
                 for full in names:
                     parts = full.split(".")
                     if parts[:2] == ["a2a_actors", "runtime"] and len(parts) > 2:
-                        targets.append(parts[2])
+                        targets.append(parts[2].removeprefix("_"))
             for target in targets:
                 if target in modules and target != name:
                     edges[target] = edges.get(target, True) and typing_only
@@ -121,9 +123,9 @@ def test_the_agent_api_names_its_peers_through_interfaces_only() -> None:
 KNOWN_REACHES: dict[str, frozenset[str]] = {
     # argparse has no public way to list a parser's options (for "did you mean --port?").
     "cli.py": frozenset({"command._actions"}),
-    "client/cli.py": frozenset({"argparse._SubParsersAction"}),
-    "client/client.py": frozenset({"client._own_http"}),
-    "client/remote_agent.py": frozenset(
+    "client/_cli/commands.py": frozenset({"argparse._SubParsersAction"}),
+    "client/_client.py": frozenset({"client._own_http"}),
+    "client/_remote_agent.py": frozenset(
         {
             "self._session._learn",
             "target._settle",
@@ -131,18 +133,18 @@ KNOWN_REACHES: dict[str, frozenset[str]] = {
         }
     ),
     # The classmethod factories below start and stop the object they build.
-    "cluster/bucket.py": frozenset(
+    "cluster/_bucket.py": frozenset(
         {"bucket._follow", "bucket._unfollow", "bucket._stop_when_idle"}
     ),
-    "cluster/connection.py": frozenset({"conn._disconnects", "conn._reconnects", "conn._back"}),
-    "cluster/node.py": frozenset({"node._settle_lost_nodes"}),
-    "cluster/push_configs.py": frozenset({"store._bucket", "store._apply"}),
-    "cluster/task_store.py": frozenset({"store._apply"}),
+    "cluster/_connection.py": frozenset({"conn._disconnects", "conn._reconnects", "conn._back"}),
+    "cluster/_node.py": frozenset({"node._settle_lost_nodes"}),
+    "cluster/_push_configs.py": frozenset({"store._bucket", "store._apply"}),
+    "cluster/_task_store.py": frozenset({"store._apply"}),
     # AgentScope 2.0's Agent keeps its system prompt only privately (no accessor, no copy);
     # a task's agent is built with the served one's (frameworks/_agentscope_state.py).
     "frameworks/_agentscope_state.py": frozenset({"served._system_prompt"}),
-    "loadtest/cli.py": frozenset({"argparse._SubParsersAction"}),
-    "loadtest/histogram.py": frozenset(
+    "loadtest/_cli.py": frozenset({"argparse._SubParsersAction"}),
+    "loadtest/_histogram.py": frozenset(
         {
             "other._sum",
             "other._min",
@@ -154,7 +156,7 @@ KNOWN_REACHES: dict[str, frozenset[str]] = {
             "histogram._counts",
         }
     ),
-    "stores/sqlite.py": frozenset(
+    "stores/_sqlite.py": frozenset(
         {
             "self.push_configs._forget",
             "store._close_connections",
@@ -204,7 +206,7 @@ def test_the_runtime_and_the_protocol_read_no_private_fields_at_all() -> None:
 
 def test_the_runtime_asks_its_remote_seam_and_never_checks_for_a_cluster() -> None:
     """A single process and a cluster differ only in the ``RemoteTasks`` the environment
-    holds (runtime/local_tasks.py, cluster/member.py): no branch on whether there is one."""
+    holds (runtime/_local_tasks.py, cluster/_member.py): no branch on whether there is one."""
     branches = [
         f"{path.name}:{number}"
         for path in sorted(RUNTIME.glob("*.py"))
@@ -213,3 +215,24 @@ def test_the_runtime_asks_its_remote_seam_and_never_checks_for_a_cluster() -> No
         and "LocalTasks(" not in line  # where the environment chooses the default
     ]
     assert branches == []
+
+
+def test_no_folder_has_an_import_circle() -> None:
+    """Within each package (a folder), its modules' imports form no circle; type-checking
+    imports aside, as in the import-linter contracts (pyproject.toml)."""
+    import grimp
+
+    graph = grimp.build_graph("a2a_actors", exclude_type_checking_imports=True)
+    folders: dict[str, set[str]] = {}
+    for module in graph.modules:
+        folders.setdefault(module.rpartition(".")[0], set()).add(module)
+    circles = {}
+    for folder, modules in folders.items():
+        edges = {
+            m: {t for t in graph.find_modules_directly_imported_by(m) if t in modules}
+            for m in modules
+        }
+        cycle = find_cycle(edges)
+        if cycle is not None:
+            circles[folder] = cycle
+    assert circles == {}

@@ -13,13 +13,9 @@ from a2a_actors.protocol import (
     TaskNotFoundError,
     TaskState,
 )
-from a2a_actors.runtime import (
-    SHUTDOWN_TEXT,
-    InProcessClient,
-    Supervisor,
-    TaskActor,
-    TaskContext,
-)
+from a2a_actors.protocol._settling import SHUTDOWN_TEXT
+from a2a_actors.runtime import InProcessClient, Supervisor, TaskContext
+from a2a_actors.runtime._actor import TaskActor
 from a2a_actors.stores import MemoryTaskStore
 
 from .helpers import Recorder, as_task, state_of, status_text

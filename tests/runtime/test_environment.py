@@ -7,9 +7,9 @@ import logging
 import pytest
 
 from a2a_actors.protocol import Message, Part, Role, StreamResponse
-from a2a_actors.runtime.admission import Admission
-from a2a_actors.runtime.environment import ActorEnvironment, EventObserver
-from a2a_actors.stores.memory import MemoryTaskStore
+from a2a_actors.runtime._admission import Admission
+from a2a_actors.runtime._environment import ActorEnvironment, EventObserver
+from a2a_actors.stores._memory import MemoryTaskStore
 
 from .helpers import Recorder
 

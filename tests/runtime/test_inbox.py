@@ -17,12 +17,13 @@ from a2a_actors.protocol import (
     TaskState,
     UnsupportedOperationError,
 )
-from a2a_actors.protocol.state import TaskMachine
-from a2a_actors.runtime import Mailbox, TaskContext, agent
-from a2a_actors.runtime.actor import ClientInput, TaskActor
-from a2a_actors.runtime.admission import Admission
-from a2a_actors.runtime.environment import ActorEnvironment
-from a2a_actors.stores.memory import MemoryTaskStore
+from a2a_actors.protocol._state import TaskMachine
+from a2a_actors.runtime import TaskContext, agent
+from a2a_actors.runtime._actor import ClientInput, TaskActor
+from a2a_actors.runtime._admission import Admission
+from a2a_actors.runtime._environment import ActorEnvironment
+from a2a_actors.runtime._mailbox import Mailbox
+from a2a_actors.stores._memory import MemoryTaskStore
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 

@@ -8,14 +8,14 @@ import anyio
 import pytest
 
 from a2a_actors.protocol import Message, Part, Role, TaskState
-from a2a_actors.protocol.errors import IllegalTransitionError
-from a2a_actors.protocol.models import Artifact
-from a2a_actors.protocol.state import TaskMachine
-from a2a_actors.runtime.admission import Admission
-from a2a_actors.runtime.environment import ActorEnvironment, EndedTask
-from a2a_actors.runtime.publication import Publication
-from a2a_actors.stores.base import StoredTask
-from a2a_actors.stores.memory import MemoryTaskStore
+from a2a_actors.protocol._errors import IllegalTransitionError
+from a2a_actors.protocol._models import Artifact
+from a2a_actors.protocol._state import TaskMachine
+from a2a_actors.runtime._admission import Admission
+from a2a_actors.runtime._environment import ActorEnvironment, EndedTask
+from a2a_actors.runtime._publication import Publication
+from a2a_actors.stores._base import StoredTask
+from a2a_actors.stores._memory import MemoryTaskStore
 
 from .helpers import Recorder, state_of
 

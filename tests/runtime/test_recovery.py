@@ -16,10 +16,10 @@ from a2a_actors.protocol import (
     TaskState,
     TaskStatus,
 )
-from a2a_actors.protocol.errors import TaskNotFoundError
+from a2a_actors.protocol._errors import TaskNotFoundError
 from a2a_actors.runtime import Supervisor, TaskContext, agent
 from a2a_actors.stores import SQLiteTaskStore, StoredTask
-from a2a_actors.stores.sqlite import RESTART_TEXT
+from a2a_actors.stores._sqlite import RESTART_TEXT
 
 from .helpers import Recorder, as_task, state_of
 

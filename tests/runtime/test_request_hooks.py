@@ -7,7 +7,7 @@ import pytest
 
 from a2a_actors.protocol import Message, Part, Role, SendMessageRequest, Task, TaskState
 from a2a_actors.runtime import Supervisor, TaskContext, agent
-from a2a_actors.stores.base import TaskQuery
+from a2a_actors.stores._base import TaskQuery
 
 from .helpers import Recorder, as_task
 

@@ -19,17 +19,17 @@ from a2a_actors.protocol import (
     TaskState,
     UnsupportedOperationError,
 )
-from a2a_actors.protocol.models import Task, TaskStatus
-from a2a_actors.protocol.requests import ListTasksRequest, SendMessageRequest
+from a2a_actors.protocol._models import Task, TaskStatus
+from a2a_actors.protocol._requests import ListTasksRequest, SendMessageRequest
 from a2a_actors.runtime import TaskContext, agent
-from a2a_actors.runtime.admission import Admission
-from a2a_actors.runtime.environment import ActorEnvironment
-from a2a_actors.runtime.queries import TaskQueries
-from a2a_actors.runtime.retention import Retention
-from a2a_actors.runtime.roster import TaskRoster
-from a2a_actors.runtime.streams import TaskStreams
-from a2a_actors.stores.base import StoredTask
-from a2a_actors.stores.memory import MemoryTaskStore
+from a2a_actors.runtime._admission import Admission
+from a2a_actors.runtime._environment import ActorEnvironment
+from a2a_actors.runtime._queries import TaskQueries
+from a2a_actors.runtime._retention import Retention
+from a2a_actors.runtime._roster import TaskRoster
+from a2a_actors.runtime._streams import TaskStreams
+from a2a_actors.stores._base import StoredTask
+from a2a_actors.stores._memory import MemoryTaskStore
 
 from .helpers import Recorder, state_of
 

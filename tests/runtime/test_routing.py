@@ -17,7 +17,7 @@ from a2a_actors.protocol import (
     UnsupportedOperationError,
 )
 from a2a_actors.runtime import InProcessClient, Supervisor, TaskContext
-from a2a_actors.runtime.inprocess import user_message
+from a2a_actors.runtime._inprocess import user_message
 
 from .helpers import as_task, status_text, texts
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from a2a_actors.runtime.admission import Admission
-from a2a_actors.runtime.slot import RunSlot
+from a2a_actors.runtime._admission import Admission
+from a2a_actors.runtime._slot import RunSlot
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""Where actors run (runtime/spawning.py): a trio nursery on trio, anyio's task group else."""
+"""Where actors run (runtime/_spawning.py): a trio nursery on trio, anyio's task group else."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import anyio
 import pytest
 import sniffio
 
-from a2a_actors.runtime.spawning import actor_nursery
+from a2a_actors.runtime._spawning import actor_nursery
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,10 @@ from a2a_actors.protocol import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_actors.runtime import Agent, Mailbox, SubscriberDropped, TaskContext, agent, as_agent
-from a2a_actors.runtime.admission import Admission
-from a2a_actors.runtime.fanout import Fanout
+from a2a_actors.runtime import Agent, SubscriberDropped, TaskContext, agent, as_agent
+from a2a_actors.runtime._admission import Admission
+from a2a_actors.runtime._fanout import Fanout
+from a2a_actors.runtime._mailbox import Mailbox
 
 pytestmark = pytest.mark.anyio
 
@@ -242,7 +243,7 @@ async def test_admission_cancelled_waiter_passes_a_granted_slot_on() -> None:
 
 
 def test_subscription_next_nowait() -> None:
-    from a2a_actors.protocol.models import Message, Part, Role, StreamResponse
+    from a2a_actors.protocol._models import Message, Part, Role, StreamResponse
 
     def event(text: str) -> StreamResponse:
         return StreamResponse(
@@ -267,7 +268,7 @@ def test_subscription_next_nowait() -> None:
 
 
 def test_subscription_ready_says_whether_anext_would_wait() -> None:
-    from a2a_actors.protocol.models import Message, Part, Role, StreamResponse
+    from a2a_actors.protocol._models import Message, Part, Role, StreamResponse
 
     message = Message(message_id="m", role=Role.AGENT, parts=(Part(text="m"),))
     snapshot = _task()

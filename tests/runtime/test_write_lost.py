@@ -8,11 +8,11 @@ import anyio
 import msgspec
 
 from a2a_actors.protocol import Task, TaskState
-from a2a_actors.protocol.models import TaskStatus, utc_now
+from a2a_actors.protocol._models import TaskStatus, utc_now
 from a2a_actors.runtime import InProcessClient, Supervisor, TaskContext
-from a2a_actors.runtime.environment import WriteLostError
-from a2a_actors.stores.base import StoredTask, TaskPage, TaskQuery
-from a2a_actors.stores.memory import MemoryTaskStore
+from a2a_actors.runtime._environment import WriteLostError
+from a2a_actors.stores._base import StoredTask, TaskPage, TaskQuery
+from a2a_actors.stores._memory import MemoryTaskStore
 
 from .helpers import Recorder, as_task
 

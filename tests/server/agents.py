@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import anyio
 
-from a2a_actors.protocol.card import AgentExtension, AgentSkill
+from a2a_actors.protocol._card import AgentExtension, AgentSkill
 from a2a_actors.runtime import Agent, TaskContext
 
 QUESTION = "What is your name?"

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from quart.testing import QuartClient
 
-from a2a_actors.protocol.sse import SSEEvent, SSEParser
+from a2a_actors.protocol._sse import SSEEvent, SSEParser
 from a2a_actors.server import ServerConfig, create_app, serve
 
 from .agents import scenario_agent

@@ -1,4 +1,4 @@
-"""The ASGI core (server/asgi.py): one path for every A2A request, whatever its shape.
+"""The ASGI core (server/_http/asgi.py): one path for every A2A request, whatever its shape.
 
 Every case of the former differential tests (the ASGI fast path against the Quart route)
 is kept: each request is sent plainly and with a query string (which the Quart route used
@@ -382,7 +382,7 @@ async def test_an_app_mounted_below_a_root_path() -> None:
 async def test_an_early_refusal_waits_a_little_for_the_rest_of_a_small_body(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from a2a_actors.server import asgi
+    from a2a_actors.server._http import asgi
 
     monkeypatch.setattr(asgi, "DRAIN_TIMEOUT", 0.1)
     headers = {**JSON_HEADERS, "Content-Length": "100"}

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.protocol.card import AgentProvider
+from a2a_actors.protocol._card import AgentProvider
 from a2a_actors.server import ExtendedCard, ServerConfig
 
 from .agents import SKILL

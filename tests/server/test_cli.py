@@ -15,7 +15,7 @@ import pytest
 from anyio.abc import Process
 
 from a2a_actors.cli import build_parser, main
-from a2a_actors.server.cli_serve import GC_THRESHOLD
+from a2a_actors.server._cli.serve import GC_THRESHOLD
 
 pytestmark = pytest.mark.anyio
 

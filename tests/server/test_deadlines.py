@@ -12,7 +12,7 @@ import pytest
 from a2a_actors.cli import build_parser
 from a2a_actors.runtime import TaskContext, agent
 from a2a_actors.server import ServerConfig, service_of
-from a2a_actors.server.cli_serve import _config
+from a2a_actors.server._cli.serve import _config
 from a2a_actors.stores import MemoryTaskStore
 
 from .agents import scenario_agent

@@ -12,7 +12,7 @@ import anyio
 import httpx
 import pytest
 
-from a2a_actors.stores.sqlite import RESTART_TEXT
+from a2a_actors.stores._sqlite import RESTART_TEXT
 
 from .helpers import HTTPX_EARLY_EXIT, sse_lines
 from .test_cli import ROOT, V1, _first_line

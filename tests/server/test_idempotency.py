@@ -13,7 +13,7 @@ from quart.testing import QuartClient
 from a2a_actors.cli import build_parser
 from a2a_actors.runtime import Agent, TaskContext
 from a2a_actors.server import ServerConfig
-from a2a_actors.server.cli_serve import _config
+from a2a_actors.server._cli.serve import _config
 
 from .helpers import (
     JSON_HEADERS,

@@ -419,7 +419,7 @@ async def test_inline_push_config_is_registered() -> None:
 
 
 async def test_inline_push_config_of_a_message_reply_is_discarded() -> None:
-    from a2a_actors.server.push_configs import MemoryPushConfigStore
+    from a2a_actors.server._push_configs import MemoryPushConfigStore
 
     store = MemoryPushConfigStore()
     config = ServerConfig(push_notifications=True)

@@ -1,4 +1,4 @@
-"""Coarse timers (server/later.py): one task serves every pending call."""
+"""Coarse timers (server/_http/later.py): one task serves every pending call."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 import anyio
 import pytest
 
-from a2a_actors.server.later import Later
+from a2a_actors.server._http.later import Later
 
 pytestmark = pytest.mark.anyio
 

@@ -24,14 +24,14 @@ from a2a import types as sdk
 from google.protobuf import json_format
 from quart.testing import QuartClient
 
-from a2a_actors.push.delivery import PushDelivery
-from a2a_actors.push.policy import IPAddress
+from a2a_actors.push._delivery import PushDelivery
+from a2a_actors.push._policy import IPAddress
 from a2a_actors.server import ServerConfig, create_app
-from a2a_actors.server.app import service_of
-from a2a_actors.server.push_configs import MemoryPushConfigStore
-from a2a_actors.server.service import A2AService
-from a2a_actors.stores.base import RecoverableStore
-from a2a_actors.stores.sqlite import SQLiteTaskStore
+from a2a_actors.server._app import service_of
+from a2a_actors.server._push_configs import MemoryPushConfigStore
+from a2a_actors.server._service import A2AService
+from a2a_actors.stores._base import RecoverableStore
+from a2a_actors.stores._sqlite import SQLiteTaskStore
 from tests.push.receiver import Answer, Received, receiver
 
 from .agents import scenario_agent
@@ -710,7 +710,7 @@ async def test_durable_store_push_flow(tmp_path: Path) -> None:
 
 def test_cli_flag_switches_the_ssrf_policy_off() -> None:
     from a2a_actors.cli import build_parser
-    from a2a_actors.server.cli_serve import _config
+    from a2a_actors.server._cli.serve import _config
 
     base = ServerConfig(push_notifications=True)
     for argv, expected in (

@@ -12,11 +12,12 @@ import httpx
 import hypercorn.config
 import pytest
 
-from a2a_actors.protocol.models import Message, Part, Role
-from a2a_actors.protocol.requests import SendMessageRequest
+from a2a_actors.protocol._models import Message, Part, Role
+from a2a_actors.protocol._requests import SendMessageRequest
 from a2a_actors.runtime import Supervisor
-from a2a_actors.server import ServerConfig, create_app, serve, sse
-from a2a_actors.server.app import Backend, current_backend
+from a2a_actors.server import ServerConfig, create_app, serve
+from a2a_actors.server._app import Backend, current_backend
+from a2a_actors.server._http import sse
 
 from .agents import scenario_agent
 from .helpers import (
@@ -211,8 +212,8 @@ import socket, sys
 sys.modules[{module!r}] = None  # as if the extra were not installed
 import anyio
 from a2a_actors.server import ServerConfig, serve
-from a2a_actors.server.config import ClusterOptions
-from a2a_actors.server.grpc_options import GrpcOptions
+from a2a_actors.server._config.config import ClusterOptions
+from a2a_actors.server._config.grpc import GrpcOptions
 from tests.server.agents import scenario_agent
 
 sock = socket.create_server(("127.0.0.1", 0))

@@ -1,5 +1,5 @@
-"""How streams are framed on a real Hypercorn (server/sse.py), and how bodies are read
-(server/asgi.py).
+"""How streams are framed on a real Hypercorn (server/_http/sse.py), and how bodies are read
+(server/_http/asgi.py).
 
 A stream that is over before its answer starts (a short task) goes out as one body with a
 ``Content-Length``, on either binding; a stream that still waits for events is chunked and
@@ -15,8 +15,8 @@ import anyio
 import httpx
 import pytest
 
-from a2a_actors.protocol.sse import SSEParser
-from a2a_actors.server.asgi import BodyReader
+from a2a_actors.protocol._sse import SSEParser
+from a2a_actors.server._http.asgi import BodyReader
 
 from .helpers import (
     HTTPX_EARLY_EXIT,

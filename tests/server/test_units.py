@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.protocol.errors import (
+from a2a_actors.protocol._errors import (
     ContentTypeNotSupportedError,
     InvalidParamsError,
     ServerBusyError,
@@ -19,15 +19,15 @@ from a2a_actors.protocol.errors import (
     UnauthenticatedError,
     UnsupportedOperationError,
 )
-from a2a_actors.protocol.models import Message, Part, Role, StreamResponse
-from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificationConfig
-from a2a_actors.protocol.sse import SSEParser
+from a2a_actors.protocol._models import Message, Part, Role, StreamResponse
+from a2a_actors.protocol._requests import AuthenticationInfo, TaskPushNotificationConfig
+from a2a_actors.protocol._sse import SSEParser
 from a2a_actors.runtime import SubscriberDropped
 from a2a_actors.server import MemoryPushConfigStore, ServerConfig, create_app, service_of
-from a2a_actors.server.addresses import authority
-from a2a_actors.server.auth import Authenticator, principal_for_secret
-from a2a_actors.server.card import RenderedCard
-from a2a_actors.server.checks import (
+from a2a_actors.server._addresses import authority
+from a2a_actors.server._auth.credentials import Authenticator, principal_for_secret
+from a2a_actors.server._card import RenderedCard
+from a2a_actors.server._checks import (
     HTTPRefusal,
     check_content_type,
     is_legacy,
@@ -36,10 +36,10 @@ from a2a_actors.server.checks import (
     requested_extensions,
     requested_version,
 )
-from a2a_actors.server.push_configs import PushConfigs
-from a2a_actors.server.responses import Encoding, Message as ASGIMessage
-from a2a_actors.server.skills import SkillFileError, load_skills, parse_front_matter
-from a2a_actors.server.sse import StreamCall, StreamFactory, StreamHub
+from a2a_actors.server._http.responses import Encoding, Message as ASGIMessage
+from a2a_actors.server._http.sse import StreamCall, StreamFactory, StreamHub
+from a2a_actors.server._push_configs import PushConfigs
+from a2a_actors.server._skills import SkillFileError, load_skills, parse_front_matter
 
 pytestmark = pytest.mark.anyio
 

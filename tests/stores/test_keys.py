@@ -7,7 +7,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from a2a_actors.stores.keys import MemoryKeys, Sent
+from a2a_actors.stores._keys import MemoryKeys, Sent
 
 pytestmark = pytest.mark.anyio
 

@@ -16,13 +16,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from a2a_actors.protocol import InvalidParamsError, Task, TaskState, TaskStatus
-from a2a_actors.stores import (
-    MemoryTaskStore,
-    StoredTask,
-    TaskQuery,
-    decode_page_token,
-    encode_page_token,
-)
+from a2a_actors.stores import MemoryTaskStore, StoredTask, TaskQuery
+from a2a_actors.stores._base import decode_page_token, encode_page_token
 
 pytestmark = pytest.mark.anyio
 

@@ -27,16 +27,11 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from hypothesis import given, settings, strategies as st
 
 from a2a_actors.protocol import InvalidParamsError, Task, TaskState, TaskStatus, codec
-from a2a_actors.protocol.models import Artifact, Message, Part, Role
-from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificationConfig
-from a2a_actors.stores import (
-    MemoryTaskStore,
-    StoredTask,
-    TaskQuery,
-    TaskStore,
-    encode_page_token,
-)
-from a2a_actors.stores.sqlite import (
+from a2a_actors.protocol._models import Artifact, Message, Part, Role
+from a2a_actors.protocol._requests import AuthenticationInfo, TaskPushNotificationConfig
+from a2a_actors.stores import MemoryTaskStore, StoredTask, TaskQuery, TaskStore
+from a2a_actors.stores._base import encode_page_token
+from a2a_actors.stores._sqlite import (
     RESTART_TEXT,
     SchemaTooNewError,
     SQLiteTaskStore,
@@ -44,7 +39,7 @@ from a2a_actors.stores.sqlite import (
     StoreCorruptError,
     StoreError,
 )
-from a2a_actors.stores.sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from a2a_actors.stores._sqlite_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 pytestmark = pytest.mark.anyio
 
@@ -320,8 +315,8 @@ async def test_push_config_store_semantics(tmp_path: Path) -> None:
 
 
 async def test_push_configs_fit_the_server_and_delivery_seams(tmp_path: Path) -> None:
-    from a2a_actors.push.delivery import PushConfigSource
-    from a2a_actors.server.push_configs import PushConfigs, PushConfigStore
+    from a2a_actors.push._delivery import PushConfigSource
+    from a2a_actors.server._push_configs import PushConfigs, PushConfigStore
 
     with anyio.fail_after(10):
         async with SQLiteTaskStore.open(tmp_path / "tasks.db") as store:
@@ -342,10 +337,10 @@ CHILD = r"""
 import datetime as dt, sys
 import anyio
 from a2a_actors.protocol import Task, TaskState as S, TaskStatus
-from a2a_actors.protocol.models import Message, Part, Role
-from a2a_actors.protocol.requests import AuthenticationInfo, TaskPushNotificationConfig
+from a2a_actors.protocol._models import Message, Part, Role
+from a2a_actors.protocol._requests import AuthenticationInfo, TaskPushNotificationConfig
 from a2a_actors.stores import StoredTask
-from a2a_actors.stores.sqlite import SQLiteTaskStore
+from a2a_actors.stores._sqlite import SQLiteTaskStore
 
 PLANS = [
     [S.SUBMITTED, S.WORKING, S.WORKING, S.COMPLETED],

@@ -14,7 +14,7 @@ import pytest
 
 from a2a_actors.client import A2AClient, EventStream
 from a2a_actors.cluster import NatsServer
-from a2a_actors.protocol.models import StreamResponse, Task, TaskState
+from a2a_actors.protocol._models import StreamResponse, Task, TaskState
 from a2a_actors.server import ClusterOptions, ServerConfig, serve
 
 from ..cluster.helpers import nats_server

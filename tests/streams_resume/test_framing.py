@@ -10,10 +10,10 @@ import anyio
 import httpx
 import pytest
 
-from a2a_actors.protocol.sse import SSEParser, encode_event, encode_json_event
+from a2a_actors.protocol._sse import SSEParser, encode_event, encode_json_event
 from a2a_actors.server import ServerConfig
-from a2a_actors.server.metrics_options import MetricsOptions
-from a2a_actors.server.sse import resume_point
+from a2a_actors.server._config.metrics import MetricsOptions
+from a2a_actors.server._http.sse import resume_point
 from tests.interop.sdk_server import sdk_client
 from tests.interop.test_sdk_client_vs_our_server import collect, kinds, request, text_of
 from tests.server.agents import CHUNKS, scenario_agent

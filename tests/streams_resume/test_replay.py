@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from a2a_actors.protocol.models import (
+from a2a_actors.protocol._models import (
     StreamResponse,
     Task,
     TaskState,
@@ -13,7 +13,7 @@ from a2a_actors.protocol.models import (
     TaskStatusUpdateEvent,
 )
 from a2a_actors.runtime import InProcessClient, ResumeOptions, Subscription, Supervisor
-from a2a_actors.runtime.replay import EventHistory, SettledHistories
+from a2a_actors.runtime._replay import EventHistory, SettledHistories
 
 from .agents import Chunks
 

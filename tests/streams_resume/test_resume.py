@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from a2a_actors.client import A2AClient, EventStream, StreamInterruptedError
-from a2a_actors.protocol.models import StreamResponse, Task, TaskState
+from a2a_actors.protocol._models import StreamResponse, Task, TaskState
 from a2a_actors.runtime import ResumeOptions
 from a2a_actors.server import ServerConfig
 

@@ -22,8 +22,9 @@ from a2a.utils.signing import (
 from jwt.api_jwk import PyJWK
 from starlette.applications import Starlette
 
-from a2a_actors.client import A2AClient, CardKeys, CardSignatureError, parse_card
-from a2a_actors.protocol.jose import decode_protected
+from a2a_actors.client import A2AClient, CardKeys, CardSignatureError
+from a2a_actors.client._discovery import parse_card
+from a2a_actors.protocol._jose import decode_protected
 from a2a_actors.server import CardSigningOptions, ExtendedCard, JWTOptions, ServerConfig, create_app
 
 from ..interop.sdk_server import build_agent_card
@@ -277,7 +278,7 @@ async def test_the_extended_card_is_verified_too() -> None:
 def _resigned(document: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     """``document`` signed again by ``key`` (after the test changed it)."""
     from a2a_actors.protocol import codec
-    from a2a_actors.server.card_signing import CardSigner
+    from a2a_actors.server._auth.card_signing import CardSigner
 
     signer = CardSigner(CardSigningOptions(key=key.private_pem(), kid=key.kid))
     card = parse_card(json.dumps({k: v for k, v in document.items() if k != "signatures"}).encode())

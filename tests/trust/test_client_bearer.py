@@ -10,10 +10,10 @@ import anyio.lowlevel
 import pytest
 
 from a2a_actors.client import A2AClient, text_message
-from a2a_actors.protocol.errors import UnauthenticatedError
-from a2a_actors.protocol.models import Message
+from a2a_actors.protocol._errors import UnauthenticatedError
+from a2a_actors.protocol._models import Message
 from a2a_actors.server import ServerConfig
-from a2a_actors.server.trust_options import JWTOptions
+from a2a_actors.server._config.trust import JWTOptions
 
 from ..server.helpers import TIMEOUT, served
 from .keys import AUDIENCE, ISSUER, SigningKey, jwks

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from a2a_actors.server import ServerConfig
-from a2a_actors.server.jwt_auth import JWKSKeys
-from a2a_actors.server.trust_options import JWTOptions
+from a2a_actors.server._auth.jwt_auth import JWKSKeys
+from a2a_actors.server._config.trust import JWTOptions
 
 from ..server.helpers import TIMEOUT, served
 from .keys import AUDIENCE, ISSUER, SigningKey, json_server, jwks

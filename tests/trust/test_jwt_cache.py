@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 
-from a2a_actors.server.auth import InvalidTokenError
-from a2a_actors.server.jwt_auth import JWKSKeys, JWTValidator
-from a2a_actors.server.trust_options import JWTOptions
+from a2a_actors.server._auth.errors import InvalidTokenError
+from a2a_actors.server._auth.jwt_auth import JWKSKeys, JWTValidator
+from a2a_actors.server._config.trust import JWTOptions
 
 from ..server.helpers import TIMEOUT
 from .keys import AUDIENCE, ISSUER, SigningKey, json_server, jwks, tampered

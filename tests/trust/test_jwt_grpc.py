@@ -10,10 +10,10 @@ import anyio
 import pytest
 
 from a2a_actors.client import A2AClient
-from a2a_actors.protocol.errors import TaskNotFoundError, UnauthenticatedError
-from a2a_actors.protocol.models import Task, TaskState
+from a2a_actors.protocol._errors import TaskNotFoundError, UnauthenticatedError
+from a2a_actors.protocol._models import Task, TaskState
 from a2a_actors.server import ServerConfig
-from a2a_actors.server.trust_options import JWTOptions
+from a2a_actors.server._config.trust import JWTOptions
 
 from ..grpc.server_helpers import TIMEOUT, grpc_served
 from .keys import AUDIENCE, ISSUER, SigningKey, json_server, jwks

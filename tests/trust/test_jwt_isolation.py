@@ -11,7 +11,7 @@ import pytest
 from quart.testing import QuartClient
 
 from a2a_actors.server import ServerConfig
-from a2a_actors.server.trust_options import JWTOptions
+from a2a_actors.server._config.trust import JWTOptions
 
 from ..server.helpers import (
     JSON_HEADERS,

@@ -12,8 +12,8 @@ import anyio
 import pytest
 
 from a2a_actors.server import ServerConfig
-from a2a_actors.server.auth import Authenticator
-from a2a_actors.server.trust_options import JWTOptions
+from a2a_actors.server._auth.credentials import Authenticator
+from a2a_actors.server._config.trust import JWTOptions
 
 from ..server.helpers import (
     JSON_HEADERS,

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from a2a_actors.server import ServerConfig
-from a2a_actors.server.trust_options import JWTOptions
+from a2a_actors.server._config.trust import JWTOptions
 
 from ..server.helpers import TIMEOUT, served
 from .keys import AUDIENCE, SigningKey, json_server, jwks

@@ -1,0 +1,1 @@
+"""Finding agents by name: a file, the well-known card, a NATS bucket."""

@@ -1,0 +1,1 @@
+"""Who the caller is and what the server signs: API keys, bearer tokens, JWT, card signatures."""

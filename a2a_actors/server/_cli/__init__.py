@@ -1,0 +1,1 @@
+"""The ``serve`` command: its flags, and the options they build."""

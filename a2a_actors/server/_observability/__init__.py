@@ -1,0 +1,1 @@
+"""What the server shows of itself: metrics, request spans, the inspector."""
