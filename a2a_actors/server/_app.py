@@ -35,12 +35,13 @@ from a2a_actors.protocol._errors import (
     MethodNotFoundError,
     PayloadTooLargeError,
 )
+from a2a_actors.server._calls import as_a2a_error
 from a2a_actors.server._config.config import ServedAgent, ServerConfig
 from a2a_actors.server._http import legacy
 from a2a_actors.server._http.asgi import A2ACore
-from a2a_actors.server._http.responses import JSON, Answer, as_a2a_error, rest_error_answer
+from a2a_actors.server._http.responses import JSON, Answer, rest_error_answer
 from a2a_actors.server._http.sse import StreamHub
-from a2a_actors.server._observability.observed import ObservedMethods
+from a2a_actors.server._observability.spans import CallSpans
 from a2a_actors.server._push_configs import PushConfigStore
 from a2a_actors.server._service import EXTENSION_KEY, A2AService, base_url
 
@@ -178,7 +179,7 @@ def create_app(
         hub=StreamHub(ping_interval=config.ping_interval),
         push_store=push_store,
         metrics=metrics,
-        observed=ObservedMethods,
+        call_spans=CallSpans,
     )
     app.extensions[EXTENSION_KEY] = service
 

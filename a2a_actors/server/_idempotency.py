@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
@@ -50,7 +50,7 @@ from a2a_actors.protocol._headers import (
 )
 from a2a_actors.protocol._models import Message, StreamResponse, Task
 from a2a_actors.protocol._requests import SendMessageRequest
-from a2a_actors.protocol._state import SETTLED_STATES
+from a2a_actors.server._events import EventStream, Single, UntilSettled
 from a2a_actors.stores._keys import KeyStore, Sent
 
 if TYPE_CHECKING:
@@ -100,25 +100,20 @@ class _Recorder:
 
 class _Recorded:
     """A first request's event stream that records its first event (the task's snapshot,
-    or the agent's Message); the stream's ids and readiness pass through."""
+    or the agent's Message); the stream's versions and readiness pass through."""
 
     __slots__ = ("_events", "_recorder")
 
-    def __init__(self, events: _Events, recorder: _Recorder) -> None:
+    def __init__(self, events: EventStream, recorder: _Recorder) -> None:
         self._events = events
         self._recorder = recorder
 
+    @property
+    def version(self) -> int | None:
+        return self._events.version
+
     def __aiter__(self) -> _Recorded:
         return self
-
-    def ready(self) -> bool:
-        """As the stream's own ``ready``."""
-        return self._events.ready()
-
-    @property
-    def version(self) -> int:
-        """As the stream's own ``version`` (the SSE ``id:`` of the last event)."""
-        return self._events.version
 
     async def __anext__(self) -> StreamResponse:
         event = await self._events.__anext__()
@@ -132,15 +127,12 @@ class _Recorded:
                     await recorder.record(first)
         return event
 
+    def ready(self) -> bool:
+        return self._events.ready()
 
-class _Events(Protocol):
-    """What the server's streams offer (``Subscription`` and its wrappers)."""
-
-    def __aiter__(self) -> _Events: ...
-    async def __anext__(self) -> StreamResponse: ...
-    def ready(self) -> bool: ...
-    @property
-    def version(self) -> int: ...
+    def next_nowait(self) -> StreamResponse | None:
+        """None until the first event is recorded (recording awaits), then as the stream's."""
+        return self._events.next_nowait() if self._recorder.done else None
 
 
 class IdempotentSends:
@@ -191,8 +183,8 @@ class IdempotentSends:
         key: str,
         request: SendMessageRequest,
         caller: str | None,
-        open_stream: Callable[[], AbstractAsyncContextManager[AsyncIterator[StreamResponse]]],
-    ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        open_stream: Callable[[], AbstractAsyncContextManager[EventStream]],
+    ) -> AsyncIterator[EventStream]:
         """SendStreamingMessage with ``key``: the new task's events, or the events of the
         task the key created, to its next settled state (see the module docstring).
 
@@ -206,21 +198,19 @@ class IdempotentSends:
             recorder = _Recorder(self.keys, name, print_)
             try:
                 async with open_stream() as events:
-                    yield _Recorded(cast(_Events, events), recorder)
+                    yield _Recorded(events, recorder)
             finally:
                 await recorder.release_unless_done()
             return
         _check(key, sent, print_)
         if sent.message is not None:
-            yield _one(StreamResponse(message=sent.message))
+            yield Single(StreamResponse(message=sent.message))
             return
         async with self._replay(sent.task_id, caller) as events:
             yield events
 
     @asynccontextmanager
-    async def _replay(
-        self, task_id: str, caller: str | None
-    ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
+    async def _replay(self, task_id: str, caller: str | None) -> AsyncIterator[EventStream]:
         """The task's events from its snapshot to its next settled state (terminal, or
         waiting for input): what the first request's stream showed or will show."""
         stack = AsyncExitStack()
@@ -229,10 +219,12 @@ class IdempotentSends:
                 self.supervisor.subscribe(task_id, caller=caller)
             )
         except UnsupportedOperationError:  # it ended (or is not live here): its last state
-            yield _one(StreamResponse(task=await self.supervisor.get_task(task_id, caller=caller)))
+            yield Single(
+                StreamResponse(task=await self.supervisor.get_task(task_id, caller=caller))
+            )
             return
         async with stack:
-            yield _until_settled(events)
+            yield UntilSettled(events)
 
 
 def _check(key: str, sent: Sent, print_: str) -> None:
@@ -241,18 +233,3 @@ def _check(key: str, sent: Sent, print_: str) -> None:
             f"{IDEMPOTENCY_HEADER} {key!r} was used for another request (within its "
             "retention window); use a new key for a new request"
         )
-
-
-async def _one(event: StreamResponse) -> AsyncIterator[StreamResponse]:
-    yield event
-
-
-async def _until_settled(events: AsyncIterator[StreamResponse]) -> AsyncIterator[StreamResponse]:
-    async for event in events:
-        yield event
-        task = event.task
-        status = task.status if task is not None else None
-        if status is None and event.status_update is not None:
-            status = event.status_update.status
-        if status is not None and status.state in SETTLED_STATES:
-            return

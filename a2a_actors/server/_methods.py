@@ -13,10 +13,11 @@ context managers: errors before the first event raise from ``__aenter__``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import functools
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 
@@ -42,16 +43,20 @@ from a2a_actors.protocol._requests import (
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
+from a2a_actors.server._calls import CallObservers
 from a2a_actors.server._card import Cards
 from a2a_actors.server._config.config import ServerConfig
+from a2a_actors.server._events import EventStream
 from a2a_actors.server._idempotency import IdempotentSends
 from a2a_actors.server._push_configs import PushConfigs
 from a2a_actors.stores._keys import KeyStore
 
 if TYPE_CHECKING:
-    from a2a_actors.runtime import Subscription, Supervisor
+    from a2a_actors.runtime import Supervisor
 
 __all__ = ("CallContext", "Methods")
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +88,61 @@ class CallContext:
     idempotency_key: str = ""
 
 
+def _about_message(request: SendMessageRequest) -> tuple[str, str]:
+    message = request.message
+    return message.task_id or "", message.context_id or ""
+
+
+def _about_task(request: Any) -> tuple[str, str]:
+    return request.id, ""
+
+
+def _about_push(request: Any) -> tuple[str, str]:
+    return request.task_id, ""
+
+
+def _about_nothing(*_: Any) -> tuple[str, str]:
+    return "", ""
+
+
+def _observed(name: str, about: Callable[..., tuple[str, str]]) -> Callable[[F], F]:
+    """The A2A method ``name``, run through the app's call observers when it has any;
+    ``about`` names the task it concerns from its request (:mod:`a2a_actors.server._calls`)."""
+
+    def wrap(method: F) -> F:
+        @functools.wraps(method)
+        async def unary(self: Methods, *args: Any) -> Any:
+            calls = self.calls
+            if calls is None:
+                return await method(self, *args)
+            *request, ctx = args
+            return await calls.unary(
+                name, ctx, lambda observed: method(self, *request, observed), *about(*request)
+            )
+
+        return cast(F, unary)
+
+    return wrap
+
+
+def _observed_stream(name: str, about: Callable[..., tuple[str, str]]) -> Callable[[F], F]:
+    """As :func:`_observed`, for a method that opens a stream."""
+
+    def wrap(method: F) -> F:
+        @functools.wraps(method)
+        def stream(self: Methods, request: Any, ctx: CallContext) -> Any:
+            calls = self.calls
+            if calls is None:
+                return method(self, request, ctx)
+            return calls.stream(
+                name, ctx, lambda observed: method(self, request, observed), *about(request)
+            )
+
+        return cast(F, stream)
+
+    return wrap
+
+
 class _InlinePush:
     """Registers a request's inline push config for the task it creates (``on_create``)."""
 
@@ -109,21 +169,16 @@ class _ForgetOnMessage:
 
     __slots__ = ("_events", "_registrar")
 
-    def __init__(self, events: Subscription, registrar: _InlinePush) -> None:
+    def __init__(self, events: EventStream, registrar: _InlinePush) -> None:
         self._events = events
         self._registrar = registrar
 
+    @property
+    def version(self) -> int | None:
+        return self._events.version
+
     def __aiter__(self) -> _ForgetOnMessage:
         return self
-
-    def ready(self) -> bool:
-        """As :meth:`Subscription.ready` (the forgetting itself does not wait long)."""
-        return self._events.ready()
-
-    @property
-    def version(self) -> int:
-        """As :attr:`Subscription.version` (the SSE ``id:`` of the last event)."""
-        return self._events.version
 
     async def __anext__(self) -> StreamResponse:
         event = await self._events.__anext__()
@@ -133,6 +188,13 @@ class _ForgetOnMessage:
             with anyio.CancelScope(shield=True):
                 await self._registrar.forget()
         return event
+
+    def ready(self) -> bool:
+        return self._events.ready()
+
+    def next_nowait(self) -> None:
+        """None: forgetting awaits, so every event comes through ``__anext__``."""
+        return None
 
 
 class Methods:
@@ -144,6 +206,7 @@ class Methods:
         cards: The card builder (for GetExtendedAgentCard and declared extensions).
         push: The push-config rules and store.
         keys: Where the idempotency keys of sends are kept (:mod:`a2a_actors.server._idempotency`).
+        calls: The app's observers of calls (metrics, tracing), or None: no call is observed.
     """
 
     def __init__(
@@ -153,7 +216,10 @@ class Methods:
         cards: Cards,
         push: PushConfigs,
         keys: KeyStore,
+        *,
+        calls: CallObservers | None = None,
     ) -> None:
+        self.calls = calls
         self.supervisor = supervisor
         self.config = config
         self.cards = cards
@@ -226,6 +292,7 @@ class Methods:
                 await self.push.delete(task_id, created.id)
             raise
 
+    @_observed("SendMessage", _about_message)
     async def send_message(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:
         """SendMessage (blocking, ``returnImmediately`` and ``historyLength`` as requested);
         with an idempotency key, the task the key created if it did
@@ -262,9 +329,10 @@ class Methods:
             await registrar.forget()  # the provisional task was discarded: so is its config
         return result
 
+    @_observed_stream("SendStreamingMessage", _about_message)
     def stream_message(
         self, request: SendMessageRequest, ctx: CallContext
-    ) -> AbstractAsyncContextManager[AsyncIterator[StreamResponse]]:
+    ) -> AbstractAsyncContextManager[EventStream]:
         """SendStreamingMessage: the task's events, starting with the Task (or one Message);
         with an idempotency key, the events of the task the key created if it did.
 
@@ -286,7 +354,7 @@ class Methods:
     @asynccontextmanager
     async def _streaming(
         self, request: SendMessageRequest, ctx: CallContext
-    ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
+    ) -> AsyncIterator[EventStream]:
         inline = await self._inline_push(request)
         if inline is None:  # the common case, without the exit stack's cost
             async with self.supervisor.stream_message(
@@ -308,26 +376,30 @@ class Methods:
                 )
             yield _ForgetOnMessage(events, registrar)
 
+    @_observed("GetTask", _about_task)
     async def get_task(self, request: GetTaskRequest, ctx: CallContext) -> Task:
         """GetTask."""
         return await self.supervisor.get_task(
             request.id, history_length=request.history_length, caller=ctx.caller
         )
 
+    @_observed("ListTasks", _about_nothing)
     async def list_tasks(self, request: ListTasksRequest, ctx: CallContext) -> ListTasksResponse:
         """ListTasks (only the caller's own tasks)."""
         return await self.supervisor.list_tasks(request, caller=ctx.caller)
 
+    @_observed("CancelTask", _about_task)
     async def cancel_task(self, request: CancelTaskRequest, ctx: CallContext) -> Task:
         """CancelTask."""
         return await self.supervisor.cancel_task(
             request.id, caller=ctx.caller, metadata=request.metadata
         )
 
+    @_observed_stream("SubscribeToTask", _about_task)
     @asynccontextmanager
     async def subscribe(
         self, request: SubscribeToTaskRequest, ctx: CallContext
-    ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
+    ) -> AsyncIterator[EventStream]:
         """SubscribeToTask: the Task snapshot, then every later event; resumed after
         ``ctx.after`` when set (see :meth:`Supervisor.subscribe`)."""
         self._check_streaming()
@@ -336,6 +408,7 @@ class Methods:
         ) as events:
             yield events
 
+    @_observed("CreateTaskPushNotificationConfig", _about_push)
     async def create_push_config(
         self, request: TaskPushNotificationConfig, ctx: CallContext
     ) -> TaskPushNotificationConfig:
@@ -344,6 +417,7 @@ class Methods:
         await self.supervisor.check_access(request.task_id, caller=ctx.caller)
         return await self.push.create(request.task_id, request)
 
+    @_observed("GetTaskPushNotificationConfig", _about_push)
     async def get_push_config(
         self, request: GetTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> TaskPushNotificationConfig:
@@ -352,6 +426,7 @@ class Methods:
         await self.supervisor.check_access(request.task_id, caller=ctx.caller)
         return await self.push.get(request.task_id, request.id)
 
+    @_observed("ListTaskPushNotificationConfigs", _about_push)
     async def list_push_configs(
         self, request: ListTaskPushNotificationConfigsRequest, ctx: CallContext
     ) -> ListTaskPushNotificationConfigsResponse:
@@ -362,6 +437,7 @@ class Methods:
             request.task_id, page_size=request.page_size, page_token=request.page_token
         )
 
+    @_observed("DeleteTaskPushNotificationConfig", _about_push)
     async def delete_push_config(
         self, request: DeleteTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> None:
@@ -370,6 +446,7 @@ class Methods:
         await self.supervisor.check_access(request.task_id, caller=ctx.caller)
         await self.push.delete(request.task_id, request.id)
 
+    @_observed("GetExtendedAgentCard", _about_nothing)
     async def extended_card(self, ctx: CallContext) -> AgentCard:
         """GetExtendedAgentCard.
 

@@ -16,12 +16,13 @@ shutdown); the task store is wrapped so that a deleted task takes its push confi
 A caller-owned Supervisor gets neither: its owner wires delivery (see docs/push.md).
 
 Observability (docs/observability.md): the app hands the service its metrics (when
-``ServerConfig.metrics`` is set) and the observed kind of methods
-(:class:`~a2a_actors.server._observability.observed.ObservedMethods`); when tracing is on
+``ServerConfig.metrics`` is set) and how to make call spans
+(:class:`~a2a_actors.server._observability.spans.CallSpans`); when tracing is on
 (:func:`a2a_actors.runtime._tracing.from_environment`, decided at the first start) or there
-are metrics, the methods served are those and the Supervisor started here gets the
-matching event observers (task spans, finished-task counts); otherwise nothing of it
-exists. The service imports nothing of observability, which sits above it.
+are metrics, they observe every call (:mod:`a2a_actors.server._calls`) and the Supervisor
+started here gets the matching event observers (task spans, finished-task counts);
+otherwise nothing of it exists. The service imports nothing of observability, which sits
+above it.
 
 On cancel: open streams end, then the Supervisor this service started stops (its live
 tasks end CANCELED); :attr:`A2AService.stopped` is set.
@@ -31,9 +32,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -45,6 +46,7 @@ from a2a_actors.runtime import EventObserver, Supervisor, as_agent
 from a2a_actors.runtime._task_spans import TaskSpans
 from a2a_actors.runtime._tracing import Tracing, from_environment
 from a2a_actors.server._auth.credentials import Authenticator
+from a2a_actors.server._calls import CallObserver, CallObservers
 from a2a_actors.server._card import Cards
 from a2a_actors.server._checks import HeaderLookup, forwarded_headers, requested_extensions
 from a2a_actors.server._config.config import (
@@ -71,29 +73,13 @@ if TYPE_CHECKING:
     from a2a_actors.server._http.sse import StreamHub
     from a2a_actors.server._observability.metrics import ServerMetrics
 
-__all__ = ("A2AService", "ObservedMethodsFactory", "ServerNotRunningError", "base_url")
+__all__ = ("A2AService", "ServerNotRunningError", "base_url")
 
 EXTENSION_KEY = "a2a_actors"
 
 
 class ServerNotRunningError(RuntimeError):
     """A request arrived outside the app's serving lifetime (no lifespan was run)."""
-
-
-class ObservedMethodsFactory(Protocol):
-    """Builds the observed methods (tracing and metrics around every call)."""
-
-    def __call__(
-        self,
-        supervisor: Supervisor,
-        config: ServerConfig,
-        cards: Cards,
-        push: PushConfigs,
-        keys: KeyStore,
-        *,
-        tracing: Tracing | None,
-        metrics: ServerMetrics | None,
-    ) -> Methods: ...
 
 
 class A2AService:
@@ -106,7 +92,8 @@ class A2AService:
         hub: The app's open streams (every binding's), closed at shutdown.
         push_store: Where push configs are kept (in memory by default).
         metrics: The app's Prometheus metrics, or None.
-        observed: How to build observed methods; None: the methods are always plain.
+        call_spans: Makes the call observer that gives each call a span, when tracing is on
+            (None: calls get no span).
     """
 
     def __init__(
@@ -117,7 +104,7 @@ class A2AService:
         hub: StreamHub,
         push_store: PushConfigStore | None = None,
         metrics: ServerMetrics | None = None,
-        observed: ObservedMethodsFactory | None = None,
+        call_spans: Callable[[Tracing], CallObserver[Any]] | None = None,
     ) -> None:
         self.config = config
         if isinstance(target, Supervisor):
@@ -147,7 +134,7 @@ class A2AService:
         self.hub = hub
         #: The app's Prometheus metrics (``None`` unless ``config.metrics``).
         self.metrics = metrics
-        self._observed = observed
+        self._call_spans = call_spans
         self._served_at = ""
         self._methods: Methods | None = None
         self._claimed = False
@@ -358,21 +345,15 @@ class A2AService:
         return observers
 
     def _methods_for(self, supervisor: Supervisor, tracing: Tracing | None) -> Methods:
-        """The methods served: observed when tracing or metrics are on, else plain."""
-        observed = self._observed
-        if observed is None or (tracing is None and self.metrics is None):
-            return Methods(supervisor, self.config, self.cards, self.push, self.keys)
+        """The methods served, their calls observed when tracing or metrics are on."""
+        observers: list[CallObserver[Any]] = []
+        if tracing is not None and self._call_spans is not None:
+            observers.append(self._call_spans(tracing))
         if self.metrics is not None:
             self.metrics.attach(supervisor, self.push_delivery)
-        return observed(
-            supervisor,
-            self.config,
-            self.cards,
-            self.push,
-            self.keys,
-            tracing=tracing,
-            metrics=self.metrics,
-        )
+            observers.append(self.metrics)
+        calls = CallObservers(observers) if observers else None
+        return Methods(supervisor, self.config, self.cards, self.push, self.keys, calls=calls)
 
     async def _start_cluster_retention(self, tg: TaskGroup) -> None:
         """Cluster mode with ``retention_ttl`` / ``retention_max``: the node's retention

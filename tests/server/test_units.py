@@ -36,6 +36,7 @@ from a2a_actors.server._checks import (
     requested_extensions,
     requested_version,
 )
+from a2a_actors.server._events import EventStream
 from a2a_actors.server._http.responses import Encoding, Message as ASGIMessage
 from a2a_actors.server._http.sse import StreamCall, StreamFactory, StreamHub
 from a2a_actors.server._push_configs import PushConfigs
@@ -252,9 +253,30 @@ def _event(text: str) -> StreamResponse:
     )
 
 
+class _Unbuffered:
+    """An :class:`EventStream` over an async iterator: no versions, nothing buffered."""
+
+    version = None
+
+    def __init__(self, events: AsyncIterator[StreamResponse]) -> None:
+        self._events = events
+
+    def __aiter__(self) -> _Unbuffered:
+        return self
+
+    async def __anext__(self) -> StreamResponse:
+        return await anext(self._events)
+
+    def ready(self) -> bool:
+        return False
+
+    def next_nowait(self) -> None:
+        return None
+
+
 def _factory(*items: StreamResponse | BaseException, fail_on_enter: BaseException | None = None):  # type: ignore[no-untyped-def]
     @asynccontextmanager
-    async def factory() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+    async def factory() -> AsyncIterator[EventStream]:
         if fail_on_enter is not None:
             raise fail_on_enter
 
@@ -264,7 +286,7 @@ def _factory(*items: StreamResponse | BaseException, fail_on_enter: BaseExceptio
                     raise item
                 yield item
 
-        yield events()
+        yield _Unbuffered(events())
 
     return factory
 
@@ -354,14 +376,14 @@ async def test_hub_close_ends_open_streams() -> None:
     first = anyio.Event()
 
     @asynccontextmanager
-    async def endless() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+    async def endless() -> AsyncIterator[EventStream]:
         async def events() -> AsyncIterator[StreamResponse]:
             yield _event("first")
             first.set()
             await gate.wait()
             yield _event("never")  # pragma: no cover
 
-        yield events()
+        yield _Unbuffered(events())
 
     results: list[list[ASGIMessage]] = []
     with anyio.fail_after(5):
@@ -459,13 +481,13 @@ async def test_a_stream_cancelled_while_entering_leaves_the_runtime_context() ->
     exited: list[bool] = []
 
     @asynccontextmanager
-    async def slow() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+    async def slow() -> AsyncIterator[EventStream]:
         entered.set()
         try:
             await anyio.sleep_forever()
         finally:
             exited.append(True)
-        yield _factory()  # pragma: no cover
+        yield _Buffered()  # pragma: no cover
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
@@ -487,7 +509,9 @@ async def test_a_stream_cancelled_while_entering_leaves_the_runtime_context() ->
 
 
 class _Buffered:
-    """An event iterator with ``next_nowait`` (like a runtime Subscription)."""
+    """An event stream with ``next_nowait`` (like a runtime Subscription), never ``ready``."""
+
+    version = None
 
     def __init__(self, *batches: tuple[StreamResponse, ...]) -> None:
         self._batches = list(batches)
@@ -507,13 +531,16 @@ class _Buffered:
     def next_nowait(self) -> StreamResponse | None:
         return self._buffer.pop(0) if self._buffer else None
 
+    def ready(self) -> bool:
+        return False
+
 
 async def test_buffered_events_go_out_in_one_chunk() -> None:
     hub = StreamHub()
     source = _Buffered((_event("a"),), (_event("b"), _event("c"), _event("d")), (_event("e"),))
 
     @asynccontextmanager
-    async def factory() -> AsyncIterator[AsyncIterator[StreamResponse]]:
+    async def factory() -> AsyncIterator[EventStream]:
         yield source
 
     encoding = Encoding(

@@ -43,10 +43,10 @@ from a2a_actors.protocol import (
 from a2a_actors.protocol._errors import UnauthenticatedError
 from a2a_actors.protocol._grpc_service import Method
 from a2a_actors.protocol._models import WireStruct
+from a2a_actors.server._calls import as_a2a_error
 from a2a_actors.server._checks import is_supported_v1, requested_version, version_error
 from a2a_actors.server._grpc.metadata import EXTENSIONS_KEY, Metadata, NoQuery, error_metadata
 from a2a_actors.server._http.jsonrpc import STREAMING, UNARY
-from a2a_actors.server._http.responses import as_a2a_error
 from a2a_actors.server._methods import CallContext
 from a2a_actors.server._service import A2AService
 

@@ -31,6 +31,7 @@ import werkzeug.urls  # noqa: F401  (registers the "werkzeug.url_quote" codec er
 from werkzeug.sansio.utils import get_content_length, get_host
 
 from a2a_actors.protocol._errors import A2AError, InvalidRequestError
+from a2a_actors.server._calls import as_a2a_error
 from a2a_actors.server._checks import HTTPRefusal, read_body
 from a2a_actors.server._first_use import start_on_first_use
 from a2a_actors.server._http import jsonrpc, legacy, rest
@@ -39,7 +40,6 @@ from a2a_actors.server._http.responses import (
     Message,
     Receive,
     Send,
-    as_a2a_error,
     rest_error_answer,
     send_answer,
 )

@@ -24,6 +24,7 @@ from a2a_actors.protocol._jsonrpc import Call, RequestId
 from a2a_actors.protocol._models import Message, StreamResponse
 from a2a_actors.protocol._requests import SendMessageResponse
 from a2a_actors.protocol._state import SETTLED_STATES
+from a2a_actors.server._calls import as_a2a_error
 from a2a_actors.server._checks import (
     HeaderLookup,
     Lookup,
@@ -36,7 +37,6 @@ from a2a_actors.server._checks import (
 from a2a_actors.server._http.responses import (
     Answer,
     Encoding,
-    as_a2a_error,
     error_answer,
     jsonrpc_status,
 )

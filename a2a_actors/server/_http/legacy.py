@@ -31,9 +31,10 @@ from a2a_actors.protocol._errors import (
     UnauthenticatedError,
 )
 from a2a_actors.protocol._requests import SendMessageRequest
+from a2a_actors.server._calls import as_a2a_error
 from a2a_actors.server._checks import HeaderLookup, check_content_type
 from a2a_actors.server._http.jsonrpc import V0_3, run_unary
-from a2a_actors.server._http.responses import Answer, as_a2a_error, error_answer, error_headers
+from a2a_actors.server._http.responses import Answer, error_answer, error_headers
 from a2a_actors.server._methods import CallContext
 from a2a_actors.server._service import A2AService
 

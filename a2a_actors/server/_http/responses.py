@@ -15,7 +15,6 @@ Every body here is ``application/json``; nothing here depends on a web framework
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -26,19 +25,16 @@ import msgspec
 from a2a_actors.protocol import codec
 from a2a_actors.protocol._errors import (
     A2AError,
-    InternalError,
     ServerBusyError,
     UnauthenticatedError,
 )
 from a2a_actors.protocol._jsonrpc import RequestId
-from a2a_actors.runtime import SubscriberDropped
 
 __all__ = (
     "JSON",
     "REST",
     "Answer",
     "Encoding",
-    "as_a2a_error",
     "asgi_headers",
     "content_length",
     "error_answer",
@@ -50,8 +46,6 @@ __all__ = (
 )
 
 JSON = "application/json"
-
-logger = logging.getLogger("a2a_actors.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +70,6 @@ class Encoding:
     result: Callable[[RequestId, object], bytes]
     error: Callable[[RequestId, A2AError], bytes]
     status: Callable[[A2AError], int]
-
-
-def as_a2a_error(exc: BaseException) -> A2AError:
-    """The protocol error to report for ``exc`` (unexpected exceptions become -32603)."""
-    if isinstance(exc, A2AError):
-        return exc
-    if isinstance(exc, SubscriberDropped):
-        return ServerBusyError(str(exc), retry_after=0.0)
-    logger.error("unexpected error while serving a request", exc_info=exc)
-    return InternalError()
 
 
 def error_headers(error: A2AError, *, challenge: str = "") -> dict[str, str]:

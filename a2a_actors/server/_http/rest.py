@@ -58,6 +58,7 @@ from a2a_actors.protocol._requests import (
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
+from a2a_actors.server._calls import as_a2a_error
 from a2a_actors.server._checks import (
     HeaderLookup,
     check_content_type,
@@ -65,7 +66,7 @@ from a2a_actors.server._checks import (
     requested_version,
     version_error,
 )
-from a2a_actors.server._http.responses import REST, Answer, as_a2a_error, rest_error_answer
+from a2a_actors.server._http.responses import REST, Answer, rest_error_answer
 from a2a_actors.server._http.sse import LAST_EVENT_ID, StreamCall, StreamFactory, resume_point
 from a2a_actors.server._methods import CallContext, Methods
 from a2a_actors.server._service import A2AService

@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -48,13 +48,14 @@ from a2a_actors.protocol._errors import A2AError, InvalidParamsError, ServerBusy
 from a2a_actors.protocol._jsonrpc import RequestId
 from a2a_actors.protocol._models import StreamResponse
 from a2a_actors.protocol._sse import encode_comment, encode_event, encode_json_event
+from a2a_actors.server._calls import as_a2a_error
+from a2a_actors.server._events import EventStream
 from a2a_actors.server._http.later import Later
 from a2a_actors.server._http.responses import (
     Encoding,
     Message,
     Receive,
     Send,
-    as_a2a_error,
     asgi_headers,
     content_length,
     error_answer,
@@ -78,7 +79,7 @@ SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 #: streams of short tasks end sooner and never pay for the watcher task.
 WATCH_AFTER = 0.5
 
-StreamFactory = Callable[[], AbstractAsyncContextManager[AsyncIterator[StreamResponse]]]
+StreamFactory = Callable[[], AbstractAsyncContextManager[EventStream]]
 
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
@@ -107,13 +108,6 @@ def resume_point(value: str | None) -> int | None:
             field=LAST_EVENT_ID,
         )
     return int(text)
-
-
-class _Versioned(Protocol):
-    @property
-    def version(self) -> int:
-        """The task version of the event the stream returned last."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +258,7 @@ class _Watch:
 class _Stream:
     """One SSE answer: the runtime stream's events, chunked, with pings."""
 
-    __slots__ = ("_call", "_encoding", "_id", "_ping", "_send", "_versions", "_watch")
+    __slots__ = ("_call", "_encoding", "_id", "_ping", "_send", "_watch")
 
     def __init__(self, call: StreamCall, send: Send, watch: _Watch, ping: float | None) -> None:
         self._call = call
@@ -273,14 +267,13 @@ class _Stream:
         self._send = send
         self._watch = watch
         self._ping = ping
-        self._versions: _Versioned | None = None
 
-    def _chunk(self, event: StreamResponse) -> bytes:
+    def _chunk(self, event: StreamResponse, version: int | None) -> bytes:
+        """``event``, the one ``events`` returned last, with its version as its ``id:``."""
         data = self._encoding.result(self._id, event)
-        versions = self._versions
-        if versions is None:
+        if version is None:
             return encode_event(data)
-        return encode_json_event(data, versions.version)  # the event just returned
+        return encode_json_event(data, version)
 
     async def run(self) -> None:
         send = self._send
@@ -288,31 +281,22 @@ class _Stream:
         data = b""  # events encoded and not sent yet
         try:
             async with self._call.open() as events:
-                iterator = aiter(events)
-                if hasattr(iterator, "version"):  # the runtime's streams: ids
-                    self._versions = iterator  # type: ignore[assignment]
-                ready: Callable[[], bool] | None = getattr(iterator, "ready", None)
-                pending: Callable[[], StreamResponse | None] | None = getattr(
-                    iterator, "next_nowait", None
-                )
-                event = await self._next(iterator, ready, ping=False)
+                event = await self._next(events, ping=False)
                 while event is not None:
-                    data += self._chunk(event)
-                    if pending is not None:
-                        data = self._drain(data, pending)
-                        if ready is None or not ready():
-                            # Let producers that are ready to run publish first: their
-                            # events then share this chunk (one send, one write) instead
-                            # of trailing it.
-                            await anyio.lowlevel.checkpoint()
-                            data = self._drain(data, pending)
-                    if ready is None or not ready():  # the next event is not here yet
+                    data += self._chunk(event, events.version)
+                    data = self._drain(data, events)
+                    if not events.ready():
+                        # Let producers that are ready to run publish first: their events
+                        # then share this chunk (one send, one write) instead of trailing it.
+                        await anyio.lowlevel.checkpoint()
+                        data = self._drain(data, events)
+                    if not events.ready():  # the next event is not here yet
                         if not started:
                             await send(self._start(None))
                             started = True
                         await send({"type": "http.response.body", "body": data, "more_body": True})
                         data = b""
-                    event = await self._next(iterator, ready, ping=started)
+                    event = await self._next(events, ping=started)
         except Exception as exc:
             error = as_a2a_error(exc)
             if not started and not data:
@@ -331,9 +315,9 @@ class _Stream:
         self._watch.stop()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    def _drain(self, data: bytes, pending: Callable[[], StreamResponse | None]) -> bytes:
-        while (event := pending()) is not None:
-            data += self._chunk(event)
+    def _drain(self, data: bytes, events: EventStream) -> bytes:
+        while (event := events.next_nowait()) is not None:
+            data += self._chunk(event, events.version)
         return data
 
     def _start(self, length: int | None) -> Message:
@@ -344,22 +328,16 @@ class _Stream:
             "headers": asgi_headers(headers, self._call.headers),
         }
 
-    async def _next(
-        self,
-        iterator: AsyncIterator[StreamResponse],
-        ready: Callable[[], bool] | None,
-        *,
-        ping: bool,
-    ) -> StreamResponse | None:
+    async def _next(self, events: EventStream, *, ping: bool) -> StreamResponse | None:
         """The next event (None at the end).
 
         With ``ping`` (once the answer has started) a ping goes out after each ping
-        interval of silence. Cancelling the wait loses nothing: runtime subscriptions keep
-        an event they have not returned.
+        interval of silence. Cancelling the wait loses nothing: a stream keeps an event it
+        has not returned.
         """
-        if (ready is not None and ready()) or not ping or self._ping is None:
-            return await anext(iterator, None)
+        if events.ready() or not ping or self._ping is None:
+            return await anext(events, None)
         while True:
             with anyio.move_on_after(self._ping):
-                return await anext(iterator, None)
+                return await anext(events, None)
             await self._send({"type": "http.response.body", "body": _PING, "more_body": True})

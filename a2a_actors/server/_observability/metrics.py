@@ -17,19 +17,21 @@ The names are a contract (docs/observability.md has the table):
 ``a2a_delegations_total{outcome}``                     counter    the delegator's counts
 =====================================================  =========  ===========================
 
-Only the first three are updated as things happen (by
-:class:`~a2a_actors.server._observability.observed.ObservedMethods` and by this object as a
-Supervisor event observer); the rest are read from the runtime's own statistics when scraped.
+Only the first three are updated as things happen, by this object as a call observer
+(:mod:`a2a_actors.server._calls`) and as a Supervisor event observer; the rest are read from
+the runtime's own statistics when scraped.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from a2a_actors.protocol._errors import UnauthenticatedError
 from a2a_actors.protocol._models import StreamResponse
 from a2a_actors.protocol._state import TERMINAL_STATES
+from a2a_actors.server._calls import ObservedCall
 from a2a_actors.server._http.responses import JSON, rest_error_answer
 
 if TYPE_CHECKING:
@@ -103,17 +105,21 @@ class ServerMetrics:
         self._supervisor = supervisor
         self._push = push
 
-    def request(self, method: str, binding: str, code: str, seconds: float) -> None:
-        """Count one answered call."""
-        key = (method, binding, code)
+    def call_started(self, call: ObservedCall) -> None:
+        """As a call observer: nothing to do until the call ends."""
+
+    def call_ended(self, call: ObservedCall, started: None) -> None:
+        """As a call observer: count the answered call and its duration."""
+        error = call.error
+        key = (call.method, call.binding, "OK" if error is None else error.reason)
         counted = self._counted.get(key)
         if counted is None:  # a labelled child is looked up once, not per call
             counted = self._counted[key] = (
-                self._requests.labels(method, binding, code),
-                self._duration.labels(method),
+                self._requests.labels(*key),
+                self._duration.labels(call.method),
             )
         counted[0].inc()
-        counted[1].observe(seconds)
+        counted[1].observe(time.perf_counter() - call.started)
 
     def task_event(
         self,

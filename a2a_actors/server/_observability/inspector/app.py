@@ -46,13 +46,13 @@ from a2a_actors.protocol._models import Task
 from a2a_actors.protocol._requests import GetTaskRequest, ListTasksRequest
 from a2a_actors.protocol._sse import encode_comment, encode_event
 from a2a_actors.runtime import Supervisor
+from a2a_actors.server._calls import as_a2a_error
 from a2a_actors.server._config.inspector import InspectorOptions
 from a2a_actors.server._http.asgi import ScopeHeaders
 from a2a_actors.server._http.responses import (
     Answer,
     Receive,
     Send,
-    as_a2a_error,
     rest_error_answer,
     send_answer,
 )
