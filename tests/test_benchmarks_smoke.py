@@ -360,3 +360,94 @@ def test_many_core_refuses_what_it_cannot_do(tmp_path: Path) -> None:
             check=False,
         )
         assert (done.returncode, done.stderr, done.stdout) == (2, message, "")
+
+
+#: Keys of bench_soak's results, by kind, and of each process in them.
+SOAK_SAMPLE_KEYS = {
+    "name",
+    "setup",
+    "t_s",
+    "tasks_done",
+    "done_by_kind",
+    "errors",
+    "in_flight",
+    "tasks_per_s",
+    "processes",
+    "store_tasks",
+    "jetstream",
+    "versions",
+}
+SOAK_SUMMARY_KEYS = {
+    "name",
+    "setup",
+    "duration_s",
+    "samples",
+    "tasks_done",
+    "done_by_kind",
+    "tasks_per_s",
+    "errors",
+    "error_kinds",
+    "processes",
+    "store_tasks_first",
+    "store_tasks_last",
+    "jetstream_first",
+    "jetstream_last",
+    "settings",
+    "versions",
+}
+SOAK_PROCESS_KEYS = {
+    "rss_mb_first",
+    "rss_mb_last",
+    "rss_mb_max",
+    "rss_mb_per_min",
+    "flat",
+    "fds_first",
+    "fds_last",
+    "fds_max",
+    "cpu_pct",
+}
+SOAK_PROCESSES = {
+    "one-node": {"node", "loadgen"},
+    "cluster-2": {"n1", "n2", "nats-server", "loadgen"},
+}
+
+
+def test_bench_soak_quick_json() -> None:
+    # Both setups for a few seconds: every sample covers every process (nats-server
+    # included), read from /proc; every kind of the mix completes, without errors.
+    pytest.importorskip("nats", reason="the cluster extra is not installed")
+    results = run_json(
+        str(BENCHMARKS / "bench_soak.py"), "--quick", "--json", "--minutes=0.05", "--sample=0.5"
+    )
+    for result in results:
+        check_common(result)
+    assert {r["name"] for r in results} == {"soak.sample", "soak.summary"}
+    for setup, labels in SOAK_PROCESSES.items():
+        samples = [r for r in results if r["name"] == "soak.sample" and r["setup"] == setup]
+        assert len(samples) >= 3, samples  # the baseline, one during the load, the end
+        for sample in samples:
+            assert sample.keys() >= SOAK_SAMPLE_KEYS, SOAK_SAMPLE_KEYS - sample.keys()
+            assert sample["processes"].keys() == labels, sample["processes"]
+            for process in sample["processes"].values():
+                assert process["rss_mb"] > 0, process
+                assert process["fds"] > 0, process
+                assert process["cpu_s"] >= 0, process
+            nodes = {"node"} if setup == "one-node" else {"n1", "n2"}
+            assert sample["store_tasks"].keys() == nodes, sample
+            assert all(isinstance(n, int) for n in sample["store_tasks"].values()), sample
+            assert (sample["jetstream"] is None) == (setup == "one-node"), sample
+        (summary,) = [r for r in results if r["name"] == "soak.summary" and r["setup"] == setup]
+        assert summary.keys() >= SOAK_SUMMARY_KEYS, SOAK_SUMMARY_KEYS - summary.keys()
+        assert summary["samples"] == len(samples)
+        assert summary["done_by_kind"].keys() == {"send", "stream", "ask", "sleep"}, summary
+        assert summary["tasks_done"] == samples[-1]["tasks_done"] > 0
+        assert summary["processes"].keys() == labels
+        for process in summary["processes"].values():
+            assert process.keys() >= SOAK_PROCESS_KEYS, SOAK_PROCESS_KEYS - process.keys()
+            assert process["rss_mb_first"] > 0, process
+            assert process["rss_mb_max"] >= process["rss_mb_last"], process
+            assert isinstance(process["rss_mb_per_min"], float), process
+        assert all(n > 0 for n in summary["store_tasks_last"].values()), summary
+        if setup == "cluster-2":  # the tasks bucket is a KV_* stream
+            streams = summary["jetstream_last"]
+            assert any(name.startswith("KV_") and name.endswith("_tasks") for name in streams)

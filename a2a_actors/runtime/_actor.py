@@ -422,8 +422,11 @@ class TaskActor:
                     raise
             evict = publication.env.evict
             if evict is not None:
-                with anyio.CancelScope(shield=self._cancel is not None):
+                if self._cancel is None:
                     await evict()
+                else:  # CancelTask cancelled this task's scope: retention still runs
+                    with anyio.CancelScope(shield=True):
+                        await evict()
 
     async def _run_timed(self, timeout: float) -> object:
         """The handler, interrupted once it ran ``timeout`` seconds (waits for input

@@ -14,7 +14,7 @@ context managers: errors before the first event raise from ``__aenter__``.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -110,13 +110,15 @@ def _observed(name: str, about: Callable[..., tuple[str, str]]) -> Callable[[F],
     ``about`` names the task it concerns from its request (:mod:`a2a_actors.server._calls`)."""
 
     def wrap(method: F) -> F:
+        # Not a coroutine itself: unobserved, the method's own awaitable is returned, with
+        # no frame of ours left in its await chain.
         @functools.wraps(method)
-        async def unary(self: Methods, *args: Any) -> Any:
+        def unary(self: Methods, *args: Any) -> Any:
             calls = self.calls
             if calls is None:
-                return await method(self, *args)
+                return method(self, *args)
             *request, ctx = args
-            return await calls.unary(
+            return calls.unary(
                 name, ctx, lambda observed: method(self, *request, observed), *about(*request)
             )
 
@@ -293,7 +295,9 @@ class Methods:
             raise
 
     @_observed("SendMessage", _about_message)
-    async def send_message(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:
+    def send_message(
+        self, request: SendMessageRequest, ctx: CallContext
+    ) -> Awaitable[Task | Message]:
         """SendMessage (blocking, ``returnImmediately`` and ``historyLength`` as requested);
         with an idempotency key, the task the key created if it did
         (:mod:`a2a_actors.server._idempotency`).
@@ -302,13 +306,17 @@ class Methods:
         (a refusal creates nothing), then registered as soon as the task exists, before it
         runs, so its receiver gets every event (the initial Task included); for a follow-up
         message, before the message is delivered to its task.
+
+        Raises:
+            ExtensionSupportRequiredError: A required extension is not active (raised by
+                this call, before anything is awaited).
         """
         self._check_extensions(request, ctx)
         if ctx.idempotency_key:
-            return await self.idempotent.send(
+            return self.idempotent.send(
                 ctx.idempotency_key, request, ctx.caller, lambda: self._sending(request, ctx)
             )
-        return await self._sending(request, ctx)
+        return self._sending(request, ctx)
 
     async def _sending(self, request: SendMessageRequest, ctx: CallContext) -> Task | Message:
         inline = await self._inline_push(request)
