@@ -309,7 +309,7 @@ class Methods:
 
         Raises:
             ExtensionSupportRequiredError: A required extension is not active (raised by
-                this call, before anything is awaited).
+                this call, or by awaiting it when the calls are observed).
         """
         self._check_extensions(request, ctx)
         if ctx.idempotency_key:
@@ -348,8 +348,11 @@ class Methods:
         :meth:`send_message`.
 
         Raises:
-            UnsupportedOperationError: Streaming is off (raised by this call).
-            ExtensionSupportRequiredError: A required extension is not active (this call).
+            UnsupportedOperationError: Streaming is off.
+            ExtensionSupportRequiredError: A required extension is not active.
+
+        Both are raised by this call, or by entering the stream when the calls are observed
+        (so that the observers count them).
         """
         self._check_streaming()
         self._check_extensions(request, ctx)
