@@ -19,7 +19,6 @@ stops on SIGTERM or SIGINT (uvicorn's own handlers).
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 
 from a2a.helpers import new_task_from_user_message
@@ -100,41 +99,13 @@ def build_app(base_url: str) -> Starlette:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import uvicorn
-
-    class _Server(uvicorn.Server):
-        """Prints the base URL once startup has succeeded."""
-
-        def __init__(self, config: uvicorn.Config, url: str) -> None:
-            super().__init__(config)
-            self._url = url
-
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)
-            if self.started:
-                print(self._url, flush=True)
+    # A sibling import, inside main(): this module is also imported as benchmarks.servers.*.
+    from _uvicorn import run_printing_url
 
     parser = argparse.ArgumentParser(description="the a2a-sdk echo executor on the SDK's server")
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
-    # As servers/sdk_echo.py: proto=IPPROTO_TCP, so asyncio sets TCP_NODELAY on accepted
-    # sockets (without it every keep-alive request waits ~40 ms: Nagle and delayed ACK).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((args.host, 0))
-    host, port = sock.getsockname()[:2]
-    url = f"http://{host}:{port}"
-    config = uvicorn.Config(
-        build_app(url),
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        backlog=1024,
-        timeout_graceful_shutdown=1,
-    )
-    server = _Server(config, url)
-    server.run(sockets=[sock])
-    return 0
+    return run_printing_url(build_app, args.host)
 
 
 if __name__ == "__main__":
