@@ -4,17 +4,22 @@
 :class:`Caller`: the official SDK client (JSON-RPC) with helpers that send a message and
 collect every event (streaming) or the final task (blocking). The functions below read what
 the bridges produce: the ``answer`` artifact's chunks, the tool DataParts of WORKING
-updates, the question of an INPUT_REQUIRED task, the task metadata.
+updates, the question of an INPUT_REQUIRED task, the task metadata. :func:`send_once` and
+:func:`on_sqlite` serve an agent for one message or over an SQLite store (a restart each
+time); :func:`follow_up` answers a task waiting for input; :func:`hold` is an await that
+never ends, for the cancel tests.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
+import anyio
 import httpx
 from a2a.types.a2a_pb2 import (
     GetTaskRequest,
@@ -32,6 +37,7 @@ from google.protobuf.struct_pb2 import Value
 
 from a2a_actors.server import ServerConfig
 from a2a_actors.stores import MemoryTaskStore, TaskStore
+from a2a_actors.stores._sqlite import SQLiteTaskStore
 from tests.interop.sdk_server import sdk_client
 from tests.server.helpers import served
 
@@ -41,9 +47,14 @@ __all__ = [
     "answer_chunks",
     "answer_text",
     "data_of",
+    "data_part",
+    "follow_up",
+    "hold",
     "metadata_of",
+    "on_sqlite",
     "question_of",
     "sdk_agent",
+    "send_once",
     "states",
     "tool_parts",
 ]
@@ -58,6 +69,39 @@ SDK_WARNINGS = (
 def data_of(value: Value) -> Any:
     """A protobuf ``Value`` as Python."""
     return MessageToDict(value)
+
+
+def data_part(value: dict[str, Any]) -> Part:
+    """A DataPart of ``value``."""
+    part = Value()
+    part.struct_value.update(value)
+    return Part(data=part)
+
+
+def follow_up(task: Task, reply: str | dict[str, Any]) -> dict[str, Any]:
+    """The options of the message that answers ``task`` (waiting for input) with ``reply``:
+    its text, or (a dict) its DataPart; for :meth:`Caller.send` and :meth:`Caller.stream`."""
+    options: dict[str, Any] = {"task_id": task.id, "context_id": task.context_id}
+    if isinstance(reply, dict):
+        return options | {"parts": [data_part(reply)]}
+    return options | {"text": reply}
+
+
+class Settable(Protocol):
+    def set(self) -> None: ...
+
+
+def hold(started: Settable, stopped: Settable) -> Callable[[], Awaitable[None]]:
+    """An await that never ends: ``started`` when it begins, ``stopped`` when cancelled."""
+
+    async def forever() -> None:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.set()
+
+    return forever
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,3 +238,26 @@ async def sdk_agent(agent: object, config: ServerConfig | None = None) -> AsyncI
             yield Caller(client, http, url, store)
         finally:
             await client.close()
+
+
+async def send_once(agent: object, text: str = "", **options: Any) -> Task:
+    """``agent`` served for one blocking SendMessage (``text``, ``options`` as for
+    :meth:`Caller.send`); the task it returns."""
+    with anyio.fail_after(TIMEOUT):
+        async with sdk_agent(agent) as caller:
+            return await caller.send(text, **options)
+
+
+@asynccontextmanager
+async def on_sqlite(
+    agent: object, path: Path, *, keep_interrupted: bool = False
+) -> AsyncIterator[Caller]:
+    """:func:`sdk_agent` over the SQLite task store at ``path``: a server of its own, so that
+    each use restarts the last; ``keep_interrupted`` leaves the tasks waiting for input as
+    they are stored when it stops."""
+    async with SQLiteTaskStore.open(path) as store:
+        options: dict[str, Any] = {"store": store}
+        if keep_interrupted:
+            options["keep_interrupted"] = True
+        async with sdk_agent(agent, ServerConfig(supervisor_options=options)) as caller:
+            yield caller

@@ -29,23 +29,23 @@ from agentscope.message import (
 from agentscope.middleware import MiddlewareBase
 from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import AskUser, FunctionTool, Toolkit
-from google.protobuf.json_format import MessageToDict
-from google.protobuf.struct_pb2 import Value
 
 from a2a_actors.frameworks import agentscope as bridge
 from a2a_actors.frameworks._agentscope_state import UNFINISHED
-from a2a_actors.runtime import TaskContext, agent
-from a2a_actors.server import ServerConfig
-from a2a_actors.stores._sqlite import SQLiteTaskStore
-from orchestrator import fetch_tree
+from tests.frameworks import scenarios
 from tests.frameworks.agentscope_models import Script, call, calls, say
 from tests.frameworks.harness import (
     SDK_WARNINGS,
     answer_chunks,
     answer_text,
+    data_part,
+    follow_up,
+    hold,
     metadata_of,
+    on_sqlite,
     question_of,
     sdk_agent,
+    send_once,
     states,
     tool_parts,
 )
@@ -91,38 +91,15 @@ def outputs(messages: list[Msg]) -> list[str]:
     return found
 
 
-def data(value: dict[str, Any]) -> Part:
-    part = Value()
-    part.struct_value.update(value)
-    return Part(data=part)
-
-
 async def test_text_deltas_stream_as_chunks_of_one_answer_as_they_are_produced() -> None:
     gate = asyncio.Event()
     script = Script(say("Hello", gate.wait, ", world"))
     served = bridge.as_agent(scope_agent(script, name="greeter"))
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
-            events = []
-            async for event in caller.client.send_message(caller.request("hi")):
-                events.append(event)
-                if answer_chunks(events) and not gate.is_set():
-                    assert [c.text for c in answer_chunks(events)] == ["Hello"]
-                    gate.set()
-            chunks = answer_chunks(events)
-            assert chunks[0].text == "Hello"
-            assert not chunks[0].append
-            assert all(c.append for c in chunks[1:])
-            assert chunks[-1].last_chunk
-            assert not any(c.last_chunk for c in chunks[:-1])
-            assert "".join(c.text for c in chunks) == "Hello, world"
-            assert states(events)[-1] == S.TASK_STATE_COMPLETED
-
+            await scenarios.streams_in_chunks(caller, gate, "Hello", "Hello, world")
             script.add(say("Hello", ", world"))
-            task = await caller.send("hi")
-            assert task.status.state == S.TASK_STATE_COMPLETED
-            assert answer_text(task) == "Hello, world"
-            assert [a.name for a in task.artifacts] == ["answer"]
+            await scenarios.answers_at_once(caller, "Hello, world")
 
 
 async def test_tool_calls_and_results_are_working_updates_never_in_the_answer() -> None:
@@ -140,18 +117,9 @@ async def test_tool_calls_and_results_are_working_updates_never_in_the_answer() 
     served = bridge.as_agent(scope_agent(script, allowed(weather), name="forecaster"))
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
-            events = await caller.stream("Weather in Paris?")
-            assert tool_parts(events) == [
-                {"type": "tool_call", "id": "c1", "name": "weather"}
-                | {"arguments": {"city": "Paris"}},
-                {"type": "tool_result", "id": "c1", "name": "weather", "result": "sunny in Paris"},
-            ]
             # The texts of the two model calls, parted by a blank line; no tool output.
             expected = "Let me check.\n\nIt is sunny."
-            assert "".join(c.text for c in answer_chunks(events)) == expected
-            task = await caller.get(events[0].task.id)
-            assert answer_text(task) == expected
-            assert task.status.state == S.TASK_STATE_COMPLETED
+            await scenarios.tool_updates_then_answer(caller, "sunny in Paris", expected)
             assert outputs(script.seen[1]) == ["sunny in Paris"]
 
 
@@ -211,11 +179,7 @@ async def test_a_tool_call_to_confirm_asks_and_the_reply_resumes_the_reply(
                 | {"arguments": {"path": "a.txt"}}
             ]
             assert deleted == []
-            options: dict[str, Any] = {"task_id": task.id, "context_id": task.context_id}
-            if isinstance(reply, dict):
-                resumed = await caller.stream(parts=[data(reply)], **options)
-            else:
-                resumed = await caller.stream(reply, **options)
+            resumed = await caller.stream(**follow_up(task, reply))
             assert states(resumed)[-1] == S.TASK_STATE_COMPLETED
             assert deleted == (["a.txt"] if approved else [])
             assert len(script.seen) == 2  # resumed after the call: the model was not asked again
@@ -263,11 +227,7 @@ async def test_askuser_asks_its_questions_and_the_reply_answers_them(
             assert text == "Which city? (Paris / Rome)"
             assert asked[0]["type"] == "ask_user"
             assert asked[0]["arguments"]["questions"][0]["question"] == "Which city?"
-            options: dict[str, Any] = {"task_id": task.id, "context_id": task.context_id}
-            if isinstance(reply, dict):
-                done = await caller.send(parts=[data(reply)], **options)
-            else:
-                done = await caller.send(reply, **options)
+            done = await caller.send(**follow_up(task, reply))
             assert done.status.state == S.TASK_STATE_COMPLETED
             assert outputs(script.seen[-1]) == [seen]
             assert answer_text(done) == "Noted."
@@ -287,10 +247,8 @@ async def test_calls_waiting_together_are_asked_in_turn_across_restarts(tmp_path
     path = tmp_path / "tasks.db"
 
     async def send(text: str, **options: Any) -> Any:
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store, "keep_interrupted": True})
-            async with sdk_agent(served, config) as caller:
-                return await caller.send(text, **options)
+        async with on_sqlite(served, path, keep_interrupted=True) as caller:
+            return await caller.send(text, **options)
 
     with anyio.fail_after(TIMEOUT):
         first = await send("Tidy up")
@@ -390,19 +348,9 @@ async def test_concurrent_tasks_run_on_states_of_their_own() -> None:
 async def test_the_conversation_survives_a_restart_with_the_sqlite_store(tmp_path: Path) -> None:
     script = Script(say("Noted: blue."), say("Blue."))
     served = bridge.as_agent(scope_agent(script, name="memo"))
-    path = tmp_path / "tasks.db"
-    with anyio.fail_after(TIMEOUT):
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store})
-            async with sdk_agent(served, config) as caller:
-                first = await caller.send("My colour is blue.")
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store})
-            async with sdk_agent(served, config) as caller:
-                second = await caller.send("My colour?", context_id=first.context_id)
-        assert texts(script.seen[1], "user") == ["My colour is blue.", "My colour?"]
-        assert texts(script.seen[1], "assistant")[0] == "Noted: blue."
-        assert answer_text(second) == "Blue."
+    await scenarios.remembered_across_restart(tmp_path / "tasks.db", lambda: served)
+    assert texts(script.seen[1], "user") == ["My colour is blue.", "My colour?"]
+    assert texts(script.seen[1], "assistant")[0] == "Noted: blue."
 
 
 SUMMARY = {
@@ -491,34 +439,13 @@ async def test_each_task_runs_with_the_agents_middlewares_in_their_order() -> No
             assert (count.calls, one.calls, two.calls) == (1, 0, 1)
 
 
-def hold(started: asyncio.Event, stopped: asyncio.Event) -> Callable[[], Awaitable[None]]:
-    """An await that never ends: ``started`` when it begins, ``stopped`` when cancelled."""
-
-    async def forever() -> None:
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            stopped.set()
-
-    return forever
-
-
 async def test_cancel_interrupts_the_model_call_at_once() -> None:
     started, stopped = asyncio.Event(), asyncio.Event()
     script = Script(say("Thinking", hold(started, stopped), "never"))
     served = bridge.as_agent(scope_agent(script))
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
-            events = []
-            async for event in caller.client.send_message(caller.request("go")):
-                events.append(event)
-                if answer_chunks(events):
-                    break
-            await started.wait()
-            task = await caller.client.cancel_task(CancelTaskRequest(id=events[0].task.id))
-            assert task.status.state == S.TASK_STATE_CANCELED
-            assert stopped.is_set()
+            task = await scenarios.cancel_at_first_chunk(caller, started, stopped)
             # The cancelled task kept nothing: the next task of the context starts afresh.
             script.add(say("Hello."))
             await caller.send("hi", context_id=task.context_id)
@@ -537,25 +464,15 @@ async def test_cancel_interrupts_a_running_tool() -> None:
     served = bridge.as_agent(scope_agent(script, allowed(crunch)))
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
-            first = await caller.client.send_message(
-                caller.request("go", blocking=False)
-            ).__anext__()
-            await started.wait()
-            task = await caller.client.cancel_task(CancelTaskRequest(id=first.task.id))
-            assert task.status.state == S.TASK_STATE_CANCELED
+            await scenarios.cancel_once_started(caller, started)
             assert stopped.is_set()
 
 
 async def test_a_framework_error_fails_the_task_with_its_text() -> None:
     script = Script(RuntimeError("the model is down"))
-    served = bridge.as_agent(scope_agent(script))
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(served) as caller:
-            task = await caller.send("hi")
-            assert task.status.state == S.TASK_STATE_FAILED
-            assert (
-                question_of(task)[0] == "agentscope agent failed: RuntimeError: the model is down"
-            )
+    task = await send_once(bridge.as_agent(scope_agent(script)), "hi")
+    assert task.status.state == S.TASK_STATE_FAILED
+    assert question_of(task)[0] == "agentscope agent failed: RuntimeError: the model is down"
 
 
 async def test_token_usage_goes_into_the_task_metadata() -> None:
@@ -564,16 +481,13 @@ async def test_token_usage_goes_into_the_task_metadata() -> None:
         return "pong"
 
     script = Script(call("ping", {}, "c1"), say("pong"))
-    served = bridge.as_agent(scope_agent(script, allowed(ping)))
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(served) as caller:
-            task = await caller.send("ping")
-            assert metadata_of(task)["usage"] == {
-                "inputTokens": 20,
-                "outputTokens": 10,
-                "totalTokens": 30,
-                "requests": 2,
-            }
+    task = await send_once(bridge.as_agent(scope_agent(script, allowed(ping))), "ping")
+    assert metadata_of(task)["usage"] == {
+        "inputTokens": 20,
+        "outputTokens": 10,
+        "totalTokens": 30,
+        "requests": 2,
+    }
 
 
 async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused() -> None:
@@ -595,7 +509,7 @@ async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused()
                     Part(raw=png, media_type="image/png", filename="a.png"),
                     Part(url="https://example.com/cat.jpg"),
                     Part(raw=pdf, media_type="application/pdf", filename="doc.pdf"),
-                    data({"order": 42}),
+                    data_part({"order": 42}),
                 ],
             )
             assert task.status.state == S.TASK_STATE_COMPLETED
@@ -616,17 +530,12 @@ async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused()
             assert doc.source.media_type == "application/pdf"
             assert blocks[4].text == '{"order":42.0}'  # type: ignore[union-attr]
 
-            refused = await caller.send(
-                parts=[Part(raw=b"PK....", media_type="application/zip", filename="x.zip")]
-            )
-            assert refused.status.state == S.TASK_STATE_REJECTED
-            text = question_of(refused)[0]
-            assert text == (
+            zip_file = Part(raw=b"PK....", media_type="application/zip", filename="x.zip")
+            assert await scenarios.refusal_of(caller, zip_file) == (
                 "ContentTypeNotSupportedError: AgentScope agents take text, data, and what "
                 "their model takes (files of image/*, audio/*, application/pdf); "
                 "got a file (application/zip, x.zip)"
             )
-            assert "code" in MessageToDict(refused.status.message.metadata)["error"]
             assert len(script.seen) == 1  # the model never saw it
 
 
@@ -641,102 +550,37 @@ def test_the_card_defaults_come_from_the_agent() -> None:
 # -- remote tools ----------------------------------------------------------------------------
 
 
-@agent(name="echo")
-async def echo(ctx: TaskContext) -> str:
-    return f"echo: {ctx.text}"
-
-
-@agent(name="asker")
-async def asker(ctx: TaskContext) -> str:
-    reply = await ctx.ask("Which city?")
-    return f"city: {reply.text}"
-
-
 def caller_agent(script: Script, target: str) -> Any:
     tool = bridge.remote_tool(target, name="peer")
     return bridge.as_agent(scope_agent(script, tool, name="caller"))
 
 
+REMOTE = scenarios.Remote(Script, say, call, caller_agent, outputs)
+
+
 async def test_a_remote_tool_is_a_delegation_in_the_hop_tree() -> None:
-    script = Script(call("peer", {"message": "hello"}, "c1"), say("The peer said hi."))
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(echo) as remote, sdk_agent(caller_agent(script, remote.url)) as caller:
-            events = await caller.stream("Ask the peer")
-            assert tool_parts(events)[1]["result"] == "echo: hello"
-            assert outputs(script.seen[1]) == ["echo: hello"]
-            tree = await fetch_tree(caller.url, events[0].task.id)
-            assert tree.agent == "caller"
-            assert [(c.agent, c.state) for c in tree.children] == [("echo", "TASK_STATE_COMPLETED")]
+    await scenarios.remote_tool_is_a_delegation(REMOTE)
 
 
 async def test_a_remote_question_is_the_tool_result_and_the_next_call_answers_it() -> None:
-    script = Script(
-        call("peer", {"message": "weather"}, "c1"),
-        call("peer", {"message": "Paris"}, "c2"),
-        say("Done."),
-    )
-    with anyio.fail_after(TIMEOUT):
-        async with (
-            sdk_agent(asker) as remote,
-            sdk_agent(caller_agent(script, remote.url)) as caller,
-        ):
-            task = await caller.send("Go")
-            assert task.status.state == S.TASK_STATE_COMPLETED
-            assert outputs(script.seen[1]) == [
-                "The agent asker asks: Which city?\n"
-                "(Call this tool again with the answer to continue; its task waits.)"
-            ]
-            assert outputs(script.seen[2])[-1] == "city: Paris"
-            tree = await fetch_tree(caller.url, task.id)
-            assert [c.agent for c in tree.children] == ["asker"]
+    await scenarios.remote_question_is_the_tool_result(REMOTE)
 
 
 async def test_cancelling_the_task_cancels_the_remote_call() -> None:
-    started, stopped = anyio.Event(), anyio.Event()
-
-    @agent(name="sleeper")
-    async def sleeper(ctx: TaskContext) -> None:
-        await ctx.start()
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            stopped.set()
-
-    script = Script(call("peer", {"message": "sleep"}, "c1"))
-    with anyio.fail_after(TIMEOUT):
-        async with (
-            sdk_agent(sleeper) as remote,
-            sdk_agent(caller_agent(script, remote.url)) as caller,
-        ):
-            first = await caller.client.send_message(
-                caller.request("go", blocking=False)
-            ).__anext__()
-            await started.wait()
-            canceled = await caller.client.cancel_task(CancelTaskRequest(id=first.task.id))
-            assert canceled.status.state == S.TASK_STATE_CANCELED
-            await stopped.wait()
-            tree = await fetch_tree(caller.url, first.task.id)
-            assert [(c.agent, c.state) for c in tree.children] == [
-                ("sleeper", "TASK_STATE_CANCELED")
-            ]
+    await scenarios.remote_tool_cancelled_with_the_task(REMOTE)
 
 
 async def test_a_remote_tool_works_in_a_plain_agentscope_reply() -> None:
-    script = Script(call("peer", {"message": "plain"}, "c1"), say("ok"))
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(echo) as remote:
-            tool = bridge.remote_tool(remote.url, name="peer", description="The peer.")
-            assert (tool.name, tool.description) == ("peer", "The peer.")
-            reply = await scope_agent(script, tool).reply(UserMsg("user", "go"))
-            assert reply.get_text_content() == "ok"
-            assert outputs(script.seen[1]) == ["echo: plain"]
+    async def reply(script: Script, url: str) -> str | None:
+        tool = bridge.remote_tool(url, name="peer", description="The peer.")
+        assert (tool.name, tool.description) == ("peer", "The peer.")
+        return (await scope_agent(script, tool).reply(UserMsg("user", "go"))).get_text_content()
+
+    await scenarios.remote_tool_in_a_plain_run(REMOTE, reply)
 
 
 def test_the_default_tool_name_comes_from_the_target() -> None:
-    assert bridge.remote_tool("http://127.0.0.1:8001").name == "127_0_0_1_8001"
-    assert bridge.remote_tool("weather-agent").name == "weather-agent"
-    assert bridge.remote_tool("x", name="my tool!").name == "my_tool"
+    scenarios.default_tool_names(bridge.remote_tool)
     schema = bridge.remote_tool("weather-agent").input_schema
     assert list(schema["properties"]) == ["message"]
     assert schema["properties"]["message"]["description"].startswith("The message for the agent")

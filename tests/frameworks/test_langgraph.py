@@ -16,8 +16,6 @@ from typing import Any
 import anyio
 import pytest
 from a2a.types.a2a_pb2 import CancelTaskRequest, Part, TaskState
-from google.protobuf.json_format import MessageToDict
-from google.protobuf.struct_pb2 import Value
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -25,22 +23,23 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
 from a2a_actors.frameworks import langgraph as bridge
-from a2a_actors.protocol._errors import ContentTypeNotSupportedError
-from a2a_actors.runtime import TaskContext, agent
-from a2a_actors.server import ServerConfig
-from a2a_actors.stores._sqlite import SQLiteTaskStore
-from orchestrator import fetch_tree
+from tests.frameworks import scenarios
 from tests.frameworks.harness import (
     SDK_WARNINGS,
     answer_chunks,
     answer_text,
+    data_part,
+    follow_up,
+    hold,
     metadata_of,
+    on_sqlite,
     question_of,
     sdk_agent,
+    send_once,
     states,
     tool_parts,
 )
-from tests.frameworks.langgraph_models import call, react, say, scripted
+from tests.frameworks.langgraph_models import ScriptedChatModel, call, react, say, scripted
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings(SDK_WARNINGS)]
 
@@ -60,6 +59,14 @@ def texts(messages: list[BaseMessage]) -> list[tuple[str, str]]:
     return [(m.type, str(m.text)) for m in messages]
 
 
+def tool_results(messages: list[BaseMessage]) -> list[str]:
+    """The texts of the tool results a model call received, oldest first; the call follows
+    the tools (its last message is one of them)."""
+    received = texts(messages)
+    assert received[-1][0] == "tool", received
+    return [text for kind, text in received if kind == "tool"]
+
+
 def approval_tool(answers: list[Any]) -> BaseTool:
     async def delete_file(path: str) -> str:
         answers.append(interrupt({"question": f"Delete {path}?", "path": path}))
@@ -71,33 +78,18 @@ def approval_tool(answers: list[Any]) -> BaseTool:
 async def test_text_deltas_stream_as_chunks_of_one_answer_as_they_are_produced() -> None:
     gate = asyncio.Event()
 
-    async def hold(_call: int, chunk: int) -> None:
+    async def pause(_call: int, chunk: int) -> None:
         if chunk == 2:  # "Hello" and " " are out: the client must see them first
             await gate.wait()
 
-    served = bridge.as_agent(react(scripted(say("Hello world"), pause=hold)), name="greeter")
+    served = bridge.as_agent(react(scripted(say("Hello world"), pause=pause)), name="greeter")
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
-            events = []
-            async for event in caller.client.send_message(caller.request("hi")):
-                events.append(event)
-                if answer_chunks(events) and not gate.is_set():
-                    assert [c.text for c in answer_chunks(events)] == ["Hello"]
-                    gate.set()
-            chunks = answer_chunks(events)
-            assert not chunks[0].append
-            assert all(c.append for c in chunks[1:])
-            assert chunks[-1].last_chunk
-            assert not any(c.last_chunk for c in chunks[:-1])
-            assert "".join(c.text for c in chunks) == "Hello world"
-            assert states(events)[-1] == S.TASK_STATE_COMPLETED
+            await scenarios.streams_in_chunks(caller, gate, "Hello", "Hello world")
 
         blocking = bridge.as_agent(react(scripted(say("Hello world"))), name="greeter")
         async with sdk_agent(blocking) as caller:
-            task = await caller.send("hi")
-            assert task.status.state == S.TASK_STATE_COMPLETED
-            assert answer_text(task) == "Hello world"
-            assert [a.name for a in task.artifacts] == ["answer"]
+            await scenarios.answers_at_once(caller, "Hello world")
 
 
 async def test_tool_calls_and_results_are_working_updates_never_in_the_answer() -> None:
@@ -110,22 +102,9 @@ async def test_tool_calls_and_results_are_working_updates_never_in_the_answer() 
     served = bridge.as_agent(react(model, [tool(weather)]), name="forecaster")
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
-            events = await caller.stream("Weather in Paris?")
-            assert tool_parts(events) == [
-                {
-                    "type": "tool_call",
-                    "id": "c1",
-                    "name": "weather",
-                    "arguments": {"city": "Paris"},
-                },
-                {"type": "tool_result", "id": "c1", "name": "weather", "result": "sunny in Paris"},
-            ]
             # The texts of the two AI messages, parted by a blank line; no tool output.
             expected = "Let me check.\n\nIt is sunny."
-            assert "".join(c.text for c in answer_chunks(events)) == expected
-            task = await caller.get(events[0].task.id)
-            assert task.status.state == S.TASK_STATE_COMPLETED
-            assert answer_text(task) == expected
+            await scenarios.tool_updates_then_answer(caller, "sunny in Paris", expected)
             assert texts(model.seen[1])[-1] == ("tool", "sunny in Paris")
 
 
@@ -149,11 +128,7 @@ async def test_an_interrupt_asks_and_the_reply_resumes_where_it_paused(by_data: 
     answers: list[Any] = []
     model = scripted(call("delete_file", {"path": "a.txt"}, "c1"), say("Done."))
     served = bridge.as_agent(react(model, [approval_tool(answers)]), name="janitor")
-    reply: dict[str, Any] = {"text": "yes"}
-    if by_data:
-        value = Value()
-        value.struct_value.update({"approved": True})
-        reply = {"parts": [Part(data=value)]}
+    reply: str | dict[str, Any] = {"approved": True} if by_data else "yes"
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
             events = await caller.stream("Delete a.txt")
@@ -165,7 +140,7 @@ async def test_an_interrupt_asks_and_the_reply_resumes_where_it_paused(by_data: 
                 [{"question": "Delete a.txt?", "path": "a.txt"}],
             )
             assert answers == []
-            resumed = await caller.stream(task_id=task.id, context_id=task.context_id, **reply)
+            resumed = await caller.stream(**follow_up(task, reply))
             assert states(resumed)[-1] == S.TASK_STATE_COMPLETED
             assert answers == [{"approved": True} if by_data else "yes"]
             assert len(model.seen) == 2  # no model call in between: the tool went on
@@ -188,7 +163,7 @@ async def test_a_node_asking_with_a_text_gets_the_reply_as_the_interrupt_value()
             asked = await caller.send("hi")
             assert asked.status.state == S.TASK_STATE_INPUT_REQUIRED
             assert question_of(asked) == ("What is your name?", [])
-            done = await caller.send("Ada", task_id=asked.id, context_id=asked.context_id)
+            done = await caller.send(**follow_up(asked, "Ada"))
             assert done.status.state == S.TASK_STATE_COMPLETED
             assert answer_text(done) == "Hello, Ada!"
 
@@ -213,9 +188,7 @@ async def test_several_interrupts_at_once_are_asked_in_turn_and_resumed_together
             while task.status.state == S.TASK_STATE_INPUT_REQUIRED:
                 question = question_of(task)[0]
                 asked.append(question)
-                task = await caller.send(
-                    question.lower().rstrip("?"), task_id=task.id, context_id=task.context_id
-                )
+                task = await caller.send(**follow_up(task, question.lower().rstrip("?")))
             assert sorted(asked) == ["First?", "Second?"]
             assert task.status.state == S.TASK_STATE_COMPLETED
             assert sorted(answer_text(task).split("\n\n")) == ["First? first", "Second? second"]
@@ -250,23 +223,15 @@ async def test_tasks_of_one_context_continue_one_conversation() -> None:
 async def test_the_conversation_survives_a_restart_with_the_sqlite_store(tmp_path: Path) -> None:
     model = scripted(say("Noted: blue."), say("Blue."))
     graph = react(model)
-    path = tmp_path / "tasks.db"
-    with anyio.fail_after(TIMEOUT):
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store})
-            async with sdk_agent(bridge.as_agent(graph, name="memo"), config) as caller:
-                first = await caller.send("My colour is blue.")
-        # A new server process: a new agent (and in-memory checkpointer) over the same graph.
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store})
-            async with sdk_agent(bridge.as_agent(graph, name="memo"), config) as caller:
-                second = await caller.send("My colour?", context_id=first.context_id)
-        assert texts(model.seen[1]) == [
-            ("human", "My colour is blue."),
-            ("ai", "Noted: blue."),
-            ("human", "My colour?"),
-        ]
-        assert answer_text(second) == "Blue."
+    # Each server process its agent (and in-memory checkpointer) over the same graph.
+    await scenarios.remembered_across_restart(
+        tmp_path / "tasks.db", lambda: bridge.as_agent(graph, name="memo")
+    )
+    assert texts(model.seen[1]) == [
+        ("human", "My colour is blue."),
+        ("ai", "Noted: blue."),
+        ("human", "My colour?"),
+    ]
 
 
 @pytest.mark.parametrize("durable", [False, True], ids=["in-memory", "durable checkpointer"])
@@ -281,16 +246,14 @@ async def test_a_question_waiting_across_a_restart_is_answered_after_it(
     )
     path = tmp_path / "tasks.db"
     with anyio.fail_after(TIMEOUT):
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store, "keep_interrupted": True})
-            async with sdk_agent(bridge.as_agent(graph, name="janitor"), config) as caller:
-                first = await caller.send("Delete b.txt")
-                assert first.status.state == S.TASK_STATE_INPUT_REQUIRED
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store, "keep_interrupted": True})
-            async with sdk_agent(bridge.as_agent(graph, name="janitor"), config) as caller:
-                done = await caller.send("yes", task_id=first.id, context_id=first.context_id)
-                private = await caller.private(done.id)
+        served = bridge.as_agent(graph, name="janitor")
+        async with on_sqlite(served, path, keep_interrupted=True) as caller:
+            first = await caller.send("Delete b.txt")
+            assert first.status.state == S.TASK_STATE_INPUT_REQUIRED
+        served = bridge.as_agent(graph, name="janitor")
+        async with on_sqlite(served, path, keep_interrupted=True) as caller:
+            done = await caller.send(**follow_up(first, "yes"))
+            private = await caller.private(done.id)
         assert done.status.state == S.TASK_STATE_COMPLETED
         assert answer_text(done) == "Gone."
         if durable:  # the pause was kept: the tool went on with the reply
@@ -312,26 +275,14 @@ async def test_a_question_waiting_across_a_restart_is_answered_after_it(
 async def test_cancel_interrupts_the_model_call_at_once() -> None:
     started, stopped = asyncio.Event(), asyncio.Event()
 
-    async def hold(call: int, chunk: int) -> None:
+    async def pause(call: int, chunk: int) -> None:
         if call == 0 and chunk == 1:
-            started.set()
-            try:
-                await asyncio.Event().wait()
-            finally:
-                stopped.set()
+            await hold(started, stopped)()
 
-    model = scripted(say("Thinking hard"), say("Fresh start."), pause=hold)
+    model = scripted(say("Thinking hard"), say("Fresh start."), pause=pause)
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(bridge.as_agent(react(model), name="slow")) as caller:
-            events = []
-            async for event in caller.client.send_message(caller.request("go")):
-                events.append(event)
-                if answer_chunks(events):
-                    break
-            await started.wait()
-            task = await caller.client.cancel_task(CancelTaskRequest(id=events[0].task.id))
-            assert task.status.state == S.TASK_STATE_CANCELED
-            assert stopped.is_set()
+            task = await scenarios.cancel_at_first_chunk(caller, started, stopped)
             # The context goes on; the cancelled task stored nothing of it.
             after = await caller.send("again", context_id=task.context_id)
             assert after.status.state == S.TASK_STATE_COMPLETED
@@ -342,23 +293,14 @@ async def test_cancel_interrupts_a_running_tool_and_its_call_is_answered() -> No
     started, stopped = asyncio.Event(), asyncio.Event()
 
     async def crunch() -> str:
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            stopped.set()
+        await hold(started, stopped)()
         return "never"
 
     model = scripted(call("crunch", {}, "c1"), say("Back."))
     graph = react(model, [tool(crunch)], checkpointer=InMemorySaver())
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(bridge.as_agent(graph, name="cruncher")) as caller:
-            first = await caller.client.send_message(
-                caller.request("go", blocking=False)
-            ).__anext__()
-            await started.wait()
-            task = await caller.client.cancel_task(CancelTaskRequest(id=first.task.id))
-            assert task.status.state == S.TASK_STATE_CANCELED
+            task = await scenarios.cancel_once_started(caller, started)
             assert stopped.is_set()
             # The graph's own checkpointer keeps the cut-short run, its call answered.
             after = await caller.send("again", context_id=task.context_id)
@@ -406,11 +348,9 @@ async def test_a_framework_error_fails_the_task_with_its_text() -> None:
         raise RuntimeError("the model is down")
 
     served = bridge.as_agent(react(scripted(say("never"), pause=down)), name="broken")
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(served) as caller:
-            task = await caller.send("hi")
-            assert task.status.state == S.TASK_STATE_FAILED
-            assert question_of(task)[0] == "langgraph agent failed: RuntimeError: the model is down"
+    task = await send_once(served, "hi")
+    assert task.status.state == S.TASK_STATE_FAILED
+    assert question_of(task)[0] == "langgraph agent failed: RuntimeError: the model is down"
 
 
 async def test_a_run_past_the_recursion_limit_fails() -> None:
@@ -419,14 +359,12 @@ async def test_a_run_past_the_recursion_limit_fails() -> None:
 
     model = scripted(*(call("again", {}, f"c{i}") for i in range(10)))
     served = bridge.as_agent(react(model, [tool(again)]), name="looper", recursion_limit=4)
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(served) as caller:
-            task = await caller.send("loop")
-            assert task.status.state == S.TASK_STATE_FAILED
-            assert question_of(task)[0].startswith(
-                "langgraph agent failed: GraphRecursionError: Recursion limit of 4 reached"
-            )
-            assert len(model.seen) == 2  # agent, tools, agent, tools: four supersteps
+    task = await send_once(served, "loop")
+    assert task.status.state == S.TASK_STATE_FAILED
+    assert question_of(task)[0].startswith(
+        "langgraph agent failed: GraphRecursionError: Recursion limit of 4 reached"
+    )
+    assert len(model.seen) == 2  # agent, tools, agent, tools: four supersteps
 
 
 async def test_token_usage_goes_into_the_task_metadata() -> None:
@@ -434,22 +372,18 @@ async def test_token_usage_goes_into_the_task_metadata() -> None:
         return "pong"
 
     model = scripted(call("ping", {}, "c1", tokens=5), say("pong", tokens=(10, 2)))
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(bridge.as_agent(react(model, [tool(ping)]), name="pinger")) as caller:
-            task = await caller.send("ping")
-            assert metadata_of(task)["usage"] == {
-                "inputTokens": 15,
-                "outputTokens": 3,
-                "totalTokens": 18,
-                "requests": 2,
-            }
+    task = await send_once(bridge.as_agent(react(model, [tool(ping)]), name="pinger"), "ping")
+    assert metadata_of(task)["usage"] == {
+        "inputTokens": 15,
+        "outputTokens": 3,
+        "totalTokens": 18,
+        "requests": 2,
+    }
 
 
 async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused() -> None:
     model = scripted(say("Seen."))
     served = bridge.as_agent(react(model), name="viewer")
-    data = Value()
-    data.struct_value.update({"order": 42})
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
             task = await caller.send(
@@ -458,7 +392,7 @@ async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused()
                     Part(raw=b"\x89PNG....", media_type="image/png", filename="a.png"),
                     Part(url="https://example.com/cat.jpg"),
                     Part(url="https://example.com/report.pdf"),
-                    Part(data=data),
+                    data_part({"order": 42}),
                 ],
             )
             assert task.status.state == S.TASK_STATE_COMPLETED
@@ -488,109 +422,43 @@ async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused()
                 "text",
             ]
 
-            refused = await caller.send(
-                parts=[Part(raw=b"PK..", media_type="application/zip", filename="x.zip")]
-            )
-            assert refused.status.state == S.TASK_STATE_REJECTED
-            assert question_of(refused)[0] == (
+            zip_file = Part(raw=b"PK..", media_type="application/zip", filename="x.zip")
+            assert await scenarios.refusal_of(caller, zip_file) == (
                 "ContentTypeNotSupportedError: LangGraph agents take text, data, and image, audio, "
                 "video, PDF or text files; got a file (application/zip, x.zip)"
             )
-            error = MessageToDict(refused.status.message.metadata)["error"]
-            assert error["code"] == ContentTypeNotSupportedError.spec.code
             assert len(model.seen) == 1  # the model never saw it
 
 
 # -- remote tools ----------------------------------------------------------------------------
 
 
-@agent(name="echo")
-async def echo(ctx: TaskContext) -> str:
-    return f"echo: {ctx.text}"
+def caller_agent(model: ScriptedChatModel, target: str) -> Any:
+    return bridge.as_agent(react(model, [bridge.remote_tool(target, name="peer")]), name="caller")
 
 
-@agent(name="asker")
-async def asker(ctx: TaskContext) -> str:
-    reply = await ctx.ask("Which city?")
-    return f"city: {reply.text}"
+REMOTE = scenarios.Remote(scripted, say, call, caller_agent, tool_results)
 
 
 async def test_a_remote_tool_is_a_delegation_in_the_hop_tree() -> None:
-    model = scripted(call("peer", {"message": "hello"}, "c1"), say("The peer said hi."))
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(echo) as remote:
-            graph = react(model, [bridge.remote_tool(remote.url, name="peer")])
-            async with sdk_agent(bridge.as_agent(graph, name="caller")) as caller:
-                events = await caller.stream("Ask the peer")
-                assert tool_parts(events)[1]["result"] == "echo: hello"
-                assert answer_text(await caller.get(events[0].task.id)) == "The peer said hi."
-                tree = await fetch_tree(caller.url, events[0].task.id)
-                assert tree.agent == "caller"
-                assert [(c.agent, c.state) for c in tree.children] == [
-                    ("echo", "TASK_STATE_COMPLETED")
-                ]
+    await scenarios.remote_tool_is_a_delegation(REMOTE)
 
 
 async def test_a_remote_question_is_the_tool_result_and_the_next_call_answers_it() -> None:
-    model = scripted(
-        call("peer", {"message": "weather"}, "c1"),
-        call("peer", {"message": "Paris"}, "c2"),
-        say("Done."),
-    )
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(asker) as remote:
-            graph = react(model, [bridge.remote_tool(remote.url, name="peer")])
-            async with sdk_agent(bridge.as_agent(graph, name="caller")) as caller:
-                task = await caller.send("Go")
-                assert task.status.state == S.TASK_STATE_COMPLETED
-                assert texts(model.seen[1])[-1] == (
-                    "tool",
-                    "The agent asker asks: Which city?\n"
-                    "(Call this tool again with the answer to continue; its task waits.)",
-                )
-                assert texts(model.seen[2])[-1] == ("tool", "city: Paris")
-                tree = await fetch_tree(caller.url, task.id)
-                assert [c.agent for c in tree.children] == ["asker"]
+    await scenarios.remote_question_is_the_tool_result(REMOTE)
 
 
 async def test_cancelling_the_task_cancels_the_remote_call() -> None:
-    started, stopped = anyio.Event(), anyio.Event()
-
-    @agent(name="sleeper")
-    async def sleeper(ctx: TaskContext) -> None:
-        await ctx.start()
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            stopped.set()
-
-    model = scripted(call("peer", {"message": "sleep"}, "c1"))
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(sleeper) as remote:
-            graph = react(model, [bridge.remote_tool(remote.url, name="peer")])
-            async with sdk_agent(bridge.as_agent(graph, name="caller")) as caller:
-                first = await caller.client.send_message(
-                    caller.request("go", blocking=False)
-                ).__anext__()
-                await started.wait()
-                canceled = await caller.client.cancel_task(CancelTaskRequest(id=first.task.id))
-                assert canceled.status.state == S.TASK_STATE_CANCELED
-                await stopped.wait()
-                tree = await fetch_tree(caller.url, first.task.id)
-                assert [(c.agent, c.state) for c in tree.children] == [
-                    ("sleeper", "TASK_STATE_CANCELED")
-                ]
+    await scenarios.remote_tool_cancelled_with_the_task(REMOTE)
 
 
 async def test_a_remote_tool_works_in_a_plain_langgraph_run() -> None:
-    model = scripted(call("peer", {"message": "plain"}, "c1"), say("ok"))
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(echo) as remote:
-            graph = react(model, [bridge.remote_tool(remote.url, name="peer")])
-            result = await graph.ainvoke({"messages": [HumanMessage("go")]})
-            assert str(result["messages"][-1].text) == "ok"
-            assert texts(model.seen[1])[-1] == ("tool", "echo: plain")
+    async def run(model: ScriptedChatModel, url: str) -> str:
+        graph = react(model, [bridge.remote_tool(url, name="peer")])
+        result = await graph.ainvoke({"messages": [HumanMessage("go")]})
+        return str(result["messages"][-1].text)
+
+    await scenarios.remote_tool_in_a_plain_run(REMOTE, run)
 
 
 def test_the_remote_tool_is_a_langchain_tool_named_after_its_target() -> None:
@@ -598,5 +466,4 @@ def test_the_remote_tool_is_a_langchain_tool_named_after_its_target() -> None:
     assert isinstance(peer, BaseTool)
     assert (peer.name, peer.description) == ("127_0_0_1_8001", "Asks the peer.")
     assert list(peer.args) == ["message"]
-    assert bridge.remote_tool("weather-agent").name == "weather-agent"
-    assert bridge.remote_tool("x", name="my tool!").name == "my_tool"
+    scenarios.default_tool_names(bridge.remote_tool)

@@ -13,8 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from a2a.types.a2a_pb2 import CancelTaskRequest, Part, TaskState
-from google.protobuf.struct_pb2 import Value
+from a2a.types.a2a_pb2 import Part, TaskState
 from pydantic import BaseModel
 from pydantic_ai import (
     Agent as PydanticAgent,
@@ -29,19 +28,20 @@ from pydantic_ai import (
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from a2a_actors.frameworks import pydantic_ai as bridge
-from a2a_actors.runtime import TaskContext, agent
-from a2a_actors.server import ServerConfig
-from a2a_actors.stores._sqlite import SQLiteTaskStore
-from orchestrator import fetch_tree
+from tests.frameworks import scenarios
 from tests.frameworks.harness import (
     SDK_WARNINGS,
     answer_chunks,
     answer_text,
+    data_part,
+    follow_up,
+    hold,
     metadata_of,
+    on_sqlite,
     question_of,
     sdk_agent,
+    send_once,
     states,
-    tool_parts,
 )
 from tests.frameworks.pydantic_models import Script, call, say
 
@@ -84,28 +84,12 @@ async def test_text_deltas_stream_as_chunks_of_one_answer_as_they_are_produced()
     served = bridge.as_agent(PydanticAgent(script.model(), name="greeter"))
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
-            events = []
-            async for event in caller.client.send_message(caller.request("hi")):
-                events.append(event)
-                if answer_chunks(events) and not gate.is_set():
-                    assert [c.text for c in answer_chunks(events)] == ["Hello"]
-                    gate.set()
-            chunks = answer_chunks(events)
-            assert chunks[0].text == "Hello"
-            assert not chunks[0].append
-            assert all(c.append for c in chunks[1:])
-            assert chunks[-1].last_chunk
-            assert not any(c.last_chunk for c in chunks[:-1])
-            assert "".join(c.text for c in chunks) == "Hello, world"
-            assert states(events)[-1] == S.TASK_STATE_COMPLETED
+            await scenarios.streams_in_chunks(caller, gate, "Hello", "Hello, world")
 
             blocking = Script(say("Hello", ", world"))
             served_again = bridge.as_agent(PydanticAgent(blocking.model(), name="greeter"))
             async with sdk_agent(served_again) as other:
-                task = await other.send("hi")
-                assert task.status.state == S.TASK_STATE_COMPLETED
-                assert answer_text(task) == "Hello, world"
-                assert [a.name for a in task.artifacts] == ["answer"]
+                await scenarios.answers_at_once(other, "Hello, world")
 
 
 async def test_tool_calls_and_results_are_working_updates_never_in_the_answer() -> None:
@@ -118,25 +102,8 @@ async def test_tool_calls_and_results_are_working_updates_never_in_the_answer() 
 
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(bridge.as_agent(pydantic_agent, name="forecaster")) as caller:
-            events = await caller.stream("Weather in Paris?")
-            assert tool_parts(events) == [
-                {
-                    "type": "tool_call",
-                    "id": "c1",
-                    "name": "weather",
-                    "arguments": {"city": "Paris"},
-                },
-                {
-                    "type": "tool_result",
-                    "id": "c1",
-                    "name": "weather",
-                    "result": {"city": "Paris", "sky": "sunny"},
-                },
-            ]
-            assert "".join(c.text for c in answer_chunks(events)) == "It is sunny."
-            task = await caller.get(events[0].task.id)
-            assert answer_text(task) == "It is sunny."
-            assert task.status.state == S.TASK_STATE_COMPLETED
+            result = {"city": "Paris", "sky": "sunny"}
+            await scenarios.tool_updates_then_answer(caller, result, "It is sunny.")
 
 
 async def test_text_before_a_tool_call_and_the_answer_are_parted_by_a_blank_line() -> None:
@@ -151,10 +118,19 @@ async def test_text_before_a_tool_call_and_the_answer_are_parted_by_a_blank_line
     async def weather() -> str:
         return "sunny"
 
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(bridge.as_agent(pydantic_agent, name="forecaster")) as caller:
-            task = await caller.send("Weather?")
-            assert answer_text(task) == "Let me check.\n\nIt is sunny."
+    task = await send_once(bridge.as_agent(pydantic_agent, name="forecaster"), "Weather?")
+    assert answer_text(task) == "Let me check.\n\nIt is sunny."
+
+
+def pinger(script: Script) -> Any:
+    """An agent on ``script``'s model with a tool ``ping``, served as "pinger"."""
+    pydantic_agent = PydanticAgent(script.model())
+
+    @pydantic_agent.tool_plain
+    def ping() -> str:
+        return "pong"
+
+    return bridge.as_agent(pydantic_agent, name="pinger")
 
 
 async def test_the_usage_of_a_run_that_fails_is_kept() -> None:
@@ -162,20 +138,11 @@ async def test_the_usage_of_a_run_that_fails_is_kept() -> None:
         raise RuntimeError("the model is down")
         yield ""  # pragma: no cover
 
-    script = Script(call("ping", {}, "c1"), broken)
-    pydantic_agent = PydanticAgent(script.model())
-
-    @pydantic_agent.tool_plain
-    def ping() -> str:
-        return "pong"
-
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(bridge.as_agent(pydantic_agent, name="pinger")) as caller:
-            task = await caller.send("ping")
-            assert task.status.state == S.TASK_STATE_FAILED
-            usage = metadata_of(task)["usage"]  # the first request's, before the model broke
-            assert usage["requests"] >= 1
-            assert usage["inputTokens"] > 0
+    task = await send_once(pinger(Script(call("ping", {}, "c1"), broken)), "ping")
+    assert task.status.state == S.TASK_STATE_FAILED
+    usage = metadata_of(task)["usage"]  # the first request's, before the model broke
+    assert usage["requests"] >= 1
+    assert usage["inputTokens"] > 0
 
 
 def approval_agent(script: Script, deleted: list[str]) -> PydanticAgent[Any, Any]:
@@ -207,8 +174,7 @@ async def test_a_tool_that_needs_approval_asks_and_the_reply_resumes_the_run(
         async with sdk_agent(served) as caller:
             events = await caller.stream("Delete a.txt")
             assert states(events)[-1] == S.TASK_STATE_INPUT_REQUIRED
-            task_id = events[0].task.id
-            task = await caller.get(task_id)
+            task = await caller.get(events[0].task.id)
             text, data = question_of(task)
             assert text == 'Approve delete_file({"path":"a.txt"})? Answer yes or no.'
             assert data == [
@@ -221,7 +187,7 @@ async def test_a_tool_that_needs_approval_asks_and_the_reply_resumes_the_run(
                 }
             ]
             assert deleted == []
-            resumed = await caller.stream(reply, task_id=task_id, context_id=task.context_id)
+            resumed = await caller.stream(**follow_up(task, reply))
             assert states(resumed)[-1] == S.TASK_STATE_COMPLETED
             assert deleted == (["a.txt"] if approved else [])
             assert tool_returns(script.seen[-1]) == [model_sees]
@@ -236,16 +202,12 @@ async def test_an_external_call_is_answered_with_a_data_part() -> None:
     async def lookup(key: str) -> str:
         raise CallDeferred
 
-    value = Value()
-    value.struct_value.update({"calls": {"c7": {"value": 42}}})
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(bridge.as_agent(pydantic_agent, name="looker")) as caller:
             first = await caller.send("Look k up")
             assert first.status.state == S.TASK_STATE_INPUT_REQUIRED
             assert question_of(first)[0] == 'The agent needs the result of lookup({"key":"k"}).'
-            done = await caller.send(
-                task_id=first.id, context_id=first.context_id, parts=[Part(data=value)]
-            )
+            done = await caller.send(**follow_up(first, {"calls": {"c7": {"value": 42}}}))
             assert done.status.state == S.TASK_STATE_COMPLETED
             assert tool_returns(script.seen[-1]) == [{"value": 42}]
             assert answer_text(done) == "Found it."
@@ -274,18 +236,8 @@ async def test_tasks_of_one_context_continue_one_conversation() -> None:
 async def test_the_conversation_survives_a_restart_with_the_sqlite_store(tmp_path: Path) -> None:
     script = Script(say("Noted: blue."), say("Blue."))
     served = bridge.as_agent(PydanticAgent(script.model()), name="memo")
-    path = tmp_path / "tasks.db"
-    with anyio.fail_after(TIMEOUT):
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store})
-            async with sdk_agent(served, config) as caller:
-                first = await caller.send("My colour is blue.")
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store})
-            async with sdk_agent(served, config) as caller:
-                second = await caller.send("My colour?", context_id=first.context_id)
-        assert user_texts(script.seen[1]) == ["My colour is blue.", "My colour?"]
-        assert answer_text(second) == "Blue."
+    await scenarios.remembered_across_restart(tmp_path / "tasks.db", lambda: served)
+    assert user_texts(script.seen[1]) == ["My colour is blue.", "My colour?"]
 
 
 async def test_a_question_waiting_across_a_restart_is_answered_after_it(tmp_path: Path) -> None:
@@ -294,16 +246,12 @@ async def test_a_question_waiting_across_a_restart_is_answered_after_it(tmp_path
     served = bridge.as_agent(approval_agent(script, deleted), name="janitor")
     path = tmp_path / "tasks.db"
     with anyio.fail_after(TIMEOUT):
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store, "keep_interrupted": True})
-            async with sdk_agent(served, config) as caller:
-                first = await caller.send("Delete b.txt")
-                assert first.status.state == S.TASK_STATE_INPUT_REQUIRED
-                assert metadata_of(first)["usage"]["requests"] == 1  # stored before asking
-        async with SQLiteTaskStore.open(path) as store:
-            config = ServerConfig(supervisor_options={"store": store, "keep_interrupted": True})
-            async with sdk_agent(served, config) as caller:
-                done = await caller.send("yes", task_id=first.id, context_id=first.context_id)
+        async with on_sqlite(served, path, keep_interrupted=True) as caller:
+            first = await caller.send("Delete b.txt")
+            assert first.status.state == S.TASK_STATE_INPUT_REQUIRED
+            assert metadata_of(first)["usage"]["requests"] == 1  # stored before asking
+        async with on_sqlite(served, path, keep_interrupted=True) as caller:
+            done = await caller.send(**follow_up(first, "yes"))
         assert done.status.state == S.TASK_STATE_COMPLETED
         assert deleted == ["b.txt"]
         assert answer_text(done) == "Gone."
@@ -315,25 +263,13 @@ async def test_cancel_interrupts_the_model_call_at_once() -> None:
 
     async def endless(_m: list[ModelMessage], _i: AgentInfo) -> AsyncIterator[str]:
         yield "Thinking"
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            stopped.set()
+        await hold(started, stopped)()
         yield "never"
 
     served = bridge.as_agent(PydanticAgent(Script(endless).model()), name="slow")
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
-            events = []
-            async for event in caller.client.send_message(caller.request("go")):
-                events.append(event)
-                if answer_chunks(events):
-                    break
-            await started.wait()
-            task = await caller.client.cancel_task(CancelTaskRequest(id=events[0].task.id))
-            assert task.status.state == S.TASK_STATE_CANCELED
-            assert stopped.is_set()
+            await scenarios.cancel_at_first_chunk(caller, started, stopped)
 
 
 async def test_cancel_interrupts_a_running_tool() -> None:
@@ -343,21 +279,12 @@ async def test_cancel_interrupts_a_running_tool() -> None:
 
     @pydantic_agent.tool_plain
     async def crunch() -> str:
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            stopped.set()
+        await hold(started, stopped)()
         return "never"
 
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(bridge.as_agent(pydantic_agent, name="cruncher")) as caller:
-            first = await caller.client.send_message(
-                caller.request("go", blocking=False)
-            ).__anext__()
-            await started.wait()
-            task = await caller.client.cancel_task(CancelTaskRequest(id=first.task.id))
-            assert task.status.state == S.TASK_STATE_CANCELED
+            await scenarios.cancel_once_started(caller, started)
             assert stopped.is_set()
 
 
@@ -366,39 +293,25 @@ async def test_a_framework_error_fails_the_task_with_its_text() -> None:
         raise RuntimeError("the model is down")
         yield ""  # pragma: no cover
 
-    served = bridge.as_agent(PydanticAgent(Script(broken).model()), name="broken")
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(served) as caller:
-            task = await caller.send("hi")
-            assert task.status.state == S.TASK_STATE_FAILED
-            assert question_of(task)[0] == (
-                "pydantic-ai agent failed: RuntimeError: the model is down"
-            )
+    task = await send_once(
+        bridge.as_agent(PydanticAgent(Script(broken).model()), name="broken"), "hi"
+    )
+    assert task.status.state == S.TASK_STATE_FAILED
+    assert question_of(task)[0] == "pydantic-ai agent failed: RuntimeError: the model is down"
 
 
 async def test_token_usage_goes_into_the_task_metadata() -> None:
-    script = Script(call("ping", {}, "c1"), say("pong"))
-    pydantic_agent = PydanticAgent(script.model())
-
-    @pydantic_agent.tool_plain
-    def ping() -> str:
-        return "pong"
-
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(bridge.as_agent(pydantic_agent, name="pinger")) as caller:
-            task = await caller.send("ping")
-            usage = metadata_of(task)["usage"]
-            assert usage["requests"] == 2
-            assert usage["inputTokens"] > 0
-            assert usage["outputTokens"] > 0
-            assert usage["totalTokens"] == usage["inputTokens"] + usage["outputTokens"]
+    task = await send_once(pinger(Script(call("ping", {}, "c1"), say("pong"))), "ping")
+    usage = metadata_of(task)["usage"]
+    assert usage["requests"] == 2
+    assert usage["inputTokens"] > 0
+    assert usage["outputTokens"] > 0
+    assert usage["totalTokens"] == usage["inputTokens"] + usage["outputTokens"]
 
 
 async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused() -> None:
     script = Script(say("Seen."))
     served = bridge.as_agent(PydanticAgent(script.model()), name="viewer")
-    data = Value()
-    data.struct_value.update({"order": 42})
     with anyio.fail_after(TIMEOUT):
         async with sdk_agent(served) as caller:
             task = await caller.send(
@@ -406,7 +319,7 @@ async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused()
                 parts=[
                     Part(raw=b"\x89PNG....", media_type="image/png", filename="a.png"),
                     Part(url="https://example.com/cat.jpg"),
-                    Part(data=data),
+                    data_part({"order": 42}),
                 ],
             )
             assert task.status.state == S.TASK_STATE_COMPLETED
@@ -421,11 +334,8 @@ async def test_file_and_data_parts_reach_the_model_and_other_kinds_are_refused()
             assert isinstance(content[3], StructuredContent)
             assert content[3].value == {"order": 42.0}
 
-            refused = await caller.send(
-                parts=[Part(raw=b"PK..", media_type="application/zip", filename="x.zip")]
-            )
-            assert refused.status.state == S.TASK_STATE_REJECTED
-            assert question_of(refused)[0] == (
+            zip_file = Part(raw=b"PK..", media_type="application/zip", filename="x.zip")
+            assert await scenarios.refusal_of(caller, zip_file) == (
                 "ContentTypeNotSupportedError: PydanticAI agents take text, data, and image, "
                 "audio, video, PDF or text files; got a file (application/zip, x.zip)"
             )
@@ -440,27 +350,14 @@ class Verdict(BaseModel):
 async def test_a_structured_output_is_the_answer_as_data() -> None:
     script = Script(call("final_result", {"ok": True, "reason": "fine"}))
     served = bridge.as_agent(PydanticAgent(script.model(), output_type=Verdict), name="judge")
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(served) as caller:
-            task = await caller.send("Judge it")
-            assert task.status.state == S.TASK_STATE_COMPLETED
-            (answer,) = task.artifacts
-            assert answer.name == "answer"
-            assert answer.parts[0].data.struct_value["reason"] == "fine"
+    task = await send_once(served, "Judge it")
+    assert task.status.state == S.TASK_STATE_COMPLETED
+    (answer,) = task.artifacts
+    assert answer.name == "answer"
+    assert answer.parts[0].data.struct_value["reason"] == "fine"
 
 
 # -- remote tools ----------------------------------------------------------------------------
-
-
-@agent(name="echo")
-async def echo(ctx: TaskContext) -> str:
-    return f"echo: {ctx.text}"
-
-
-@agent(name="asker")
-async def asker(ctx: TaskContext) -> str:
-    reply = await ctx.ask("Which city?")
-    return f"city: {reply.text}"
 
 
 def caller_agent(script: Script, target: str) -> Any:
@@ -468,87 +365,28 @@ def caller_agent(script: Script, target: str) -> Any:
     return bridge.as_agent(pydantic_agent, name="caller")
 
 
+REMOTE = scenarios.Remote(Script, say, call, caller_agent, tool_returns)
+
+
 async def test_a_remote_tool_is_a_delegation_in_the_hop_tree() -> None:
-    script = Script(call("peer", {"message": "hello"}, "c1"), say("The peer said hi."))
-    with anyio.fail_after(TIMEOUT):
-        async with (
-            sdk_agent(echo) as remote,
-            sdk_agent(caller_agent(script, remote.url)) as caller,
-        ):
-            events = await caller.stream("Ask the peer")
-            assert tool_parts(events)[1]["result"] == "echo: hello"
-            root = events[0].task.id
-            tree = await fetch_tree(caller.url, root)
-            assert tree.agent == "caller"
-            assert [(c.agent, c.state) for c in tree.children] == [("echo", "TASK_STATE_COMPLETED")]
+    await scenarios.remote_tool_is_a_delegation(REMOTE)
 
 
 async def test_a_remote_question_is_the_tool_result_and_the_next_call_answers_it() -> None:
-    script = Script(
-        call("peer", {"message": "weather"}, "c1"),
-        call("peer", {"message": "Paris"}, "c2"),
-        say("Done."),
-    )
-    with anyio.fail_after(TIMEOUT):
-        async with (
-            sdk_agent(asker) as remote,
-            sdk_agent(caller_agent(script, remote.url)) as caller,
-        ):
-            task = await caller.send("Go")
-            assert task.status.state == S.TASK_STATE_COMPLETED
-            assert tool_returns(script.seen[1])[0] == (
-                "The agent asker asks: Which city?\n"
-                "(Call this tool again with the answer to continue; its task waits.)"
-            )
-            assert tool_returns(script.seen[2])[-1] == "city: Paris"
-            tree = await fetch_tree(caller.url, task.id)
-            assert [c.agent for c in tree.children] == ["asker"]
+    await scenarios.remote_question_is_the_tool_result(REMOTE)
 
 
 async def test_cancelling_the_task_cancels_the_remote_call() -> None:
-    started, stopped = anyio.Event(), anyio.Event()
-
-    @agent(name="sleeper")
-    async def sleeper(ctx: TaskContext) -> None:
-        await ctx.start()
-        started.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            stopped.set()
-
-    script = Script(call("peer", {"message": "sleep"}, "c1"))
-    with anyio.fail_after(TIMEOUT):
-        async with (
-            sdk_agent(sleeper) as remote,
-            sdk_agent(caller_agent(script, remote.url)) as caller,
-        ):
-            first = await caller.client.send_message(
-                caller.request("go", blocking=False)
-            ).__anext__()
-            await started.wait()
-            canceled = await caller.client.cancel_task(CancelTaskRequest(id=first.task.id))
-            assert canceled.status.state == S.TASK_STATE_CANCELED
-            await stopped.wait()
-            tree = await fetch_tree(caller.url, first.task.id)
-            assert [(c.agent, c.state) for c in tree.children] == [
-                ("sleeper", "TASK_STATE_CANCELED")
-            ]
+    await scenarios.remote_tool_cancelled_with_the_task(REMOTE)
 
 
 async def test_a_remote_tool_works_in_a_plain_pydantic_ai_run() -> None:
-    script = Script(call("peer", {"message": "plain"}, "c1"), say("ok"))
-    with anyio.fail_after(TIMEOUT):
-        async with sdk_agent(echo) as remote:
-            pydantic_agent = PydanticAgent(
-                script.model(), tools=[bridge.remote_tool(remote.url, name="peer")]
-            )
-            result = await pydantic_agent.run("go")
-            assert result.output == "ok"
-            assert tool_returns(script.seen[1]) == ["echo: plain"]
+    async def run(script: Script, url: str) -> str:
+        tool = bridge.remote_tool(url, name="peer")
+        return (await PydanticAgent(script.model(), tools=[tool]).run("go")).output
+
+    await scenarios.remote_tool_in_a_plain_run(REMOTE, run)
 
 
 def test_the_default_tool_name_comes_from_the_target() -> None:
-    assert bridge.remote_tool("http://127.0.0.1:8001").name == "127_0_0_1_8001"
-    assert bridge.remote_tool("weather-agent").name == "weather-agent"
-    assert bridge.remote_tool("x", name="my tool!").name == "my_tool"
+    scenarios.default_tool_names(bridge.remote_tool)
