@@ -33,6 +33,7 @@ that (:attr:`FollowedBucket.resumed_after`) to :meth:`FollowedBucket.resync`.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -53,6 +54,8 @@ __all__ = ("FollowedBucket", "KVChange")
 
 #: JetStream's "wrong last sequence" error codes (a conditional write that lost).
 _WRONG_LAST = frozenset({10071, 10164})
+#: The headers of a KV purge (what nats-py's ``KeyValue.purge`` writes).
+_KV_OP, _PURGE, _ROLLUP_SUBJECT = "KV-Operation", "PURGE", "sub"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -170,7 +173,32 @@ class FollowedBucket:
             nats.errors.Error: NATS failed or refused the write.
         """
         headers = {Header.EXPECTED_LAST_SUBJECT_SEQUENCE.value: str(last)}
-        ack = await self._conn.publish_acked(self.subject(key), value, headers)
+        return await self._publish(key, value, headers)
+
+    async def purge(
+        self, key: str, *, last: int | None = None, marker_ttl: float | None = None
+    ) -> int:
+        """Remove every revision of ``key``, leaving one marker (a deletion, to followers);
+        return the marker's revision. With ``last``, only if the key's last revision is
+        ``last``. With ``marker_ttl`` (seconds, at least 1), JetStream removes the marker
+        itself that long after: a bucket whose markers nobody compacts then keeps nothing
+        of a deleted key (its followers, following live, have long seen the marker).
+
+        Raises:
+            KeyWrongLastSequenceError: The key's last revision is not ``last``; nothing
+                was written.
+            nats.errors.Error: NATS failed or refused the write (a bucket created without
+                per-message TTLs refuses ``marker_ttl``).
+        """
+        headers = {_KV_OP: _PURGE, Header.ROLLUP.value: _ROLLUP_SUBJECT}
+        if last is not None:
+            headers[Header.EXPECTED_LAST_SUBJECT_SEQUENCE.value] = str(last)
+        if marker_ttl is not None:
+            headers[Header.MSG_TTL.value] = str(max(1, math.ceil(marker_ttl)))
+        return await self._publish(key, b"", headers)
+
+    async def _publish(self, key: str, payload: bytes, headers: dict[str, str]) -> int:
+        ack = await self._conn.publish_acked(self.subject(key), payload, headers)
         try:
             return acked_sequence(await ack)
         except APIError as err:

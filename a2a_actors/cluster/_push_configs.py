@@ -33,11 +33,16 @@ from a2a_actors.cluster._names import task_id_of_key, task_key
 from a2a_actors.protocol import codec
 from a2a_actors.protocol._requests import TaskPushNotificationConfig
 
-__all__ = ("NatsPushConfigStore",)
+__all__ = ("MARKER_TTL_S", "NatsPushConfigStore")
 
 logger = logging.getLogger("a2a_actors.cluster")
 
 Configs = tuple[TaskPushNotificationConfig, ...]
+
+#: Seconds the marker of a task's removed configs stays in the bucket. Every node follows
+#: the bucket live (a consumer resumes within seconds of a NATS restart), so each has
+#: applied the removal long before; after it, the bucket holds nothing of the task.
+MARKER_TTL_S = 600.0
 
 
 class NatsPushConfigStore:
@@ -117,13 +122,17 @@ class NatsPushConfigStore:
         await self._change(task_id, change)
 
     async def forget(self, task_id: str) -> None:
-        """Remove every config of ``task_id`` (when retention deletes the task).
+        """Remove every config of ``task_id`` (when retention deletes the task); a task
+        that has none leaves nothing behind.
 
         Raises:
             ClusterUnavailableError: NATS did not answer in time.
         """
+        key = task_key(task_id)
         with self._conn.bounded(f"forget push configs of task {task_id}"):
-            await self._followed().kv.purge(task_key(task_id))
+            revision, _ = await self._read(key)
+            if revision is not None:
+                await self._followed().purge(key, marker_ttl=MARKER_TTL_S)
 
     def configs_for(self, task_id: str) -> Sequence[TaskPushNotificationConfig]:
         """The task's configs, in creation order, from this node's view; never blocks."""
@@ -170,7 +179,7 @@ class NatsPushConfigStore:
                     elif new:
                         await kv.update(key, codec.encode(new), last=revision)
                     else:
-                        await kv.delete(key, last=revision)
+                        await self._followed().purge(key, last=revision, marker_ttl=MARKER_TTL_S)
                 except KeyWrongLastSequenceError:
                     continue  # someone changed them meanwhile: decide again
                 # This node's view has the change before the call returns, so the first

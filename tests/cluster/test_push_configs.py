@@ -8,7 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from a2a_actors.cluster._push_configs import NatsPushConfigStore
+from a2a_actors.cluster._names import task_key
+from a2a_actors.cluster._push_configs import MARKER_TTL_S, NatsPushConfigStore
 from a2a_actors.protocol._requests import AuthenticationInfo, TaskPushNotificationConfig
 from a2a_actors.push._delivery import PushConfigSource
 from a2a_actors.server._push_configs import MemoryPushConfigStore, PushConfigStore
@@ -96,3 +97,42 @@ async def test_the_limit_holds_with_writers_on_two_nodes_and_every_node_sees_the
             assert await two.list("t") == ()
             await watcher.wait_caught_up()
             assert watcher.configs_for("t") == ()
+
+
+async def test_a_removal_leaves_a_marker_that_expires_and_no_configs_leave_nothing(
+    tmp_path: Path,
+) -> None:
+    # Retention forgets the configs of every task it deletes: one that had none must not
+    # leave a marker (the bucket grew by one per deleted task, for ever), and one that
+    # had some leaves a marker JetStream removes itself after MARKER_TTL_S.
+    with anyio.fail_after(30):
+        async with (
+            nats_server(tmp_path) as server,
+            connect(server) as a,
+            connect(server) as b,
+            NatsPushConfigStore.open(a) as one,
+            NatsPushConfigStore.open(b) as two,
+        ):
+            stream = f"KV_{a.names.push_bucket}"
+
+            async def messages() -> int:
+                return (await a.js.stream_info(stream)).state.messages
+
+            async def marker_ttl(task_id: str) -> str | None:
+                subject = f"$KV.{a.names.push_bucket}.{task_key(task_id)}"
+                msg = await a.js.get_last_msg(stream, subject)
+                assert (msg.headers or {}).get("KV-Operation") == "PURGE", msg.headers
+                return (msg.headers or {}).get("Nats-TTL")
+
+            for task_id in ("never-1", "never-2"):
+                await one.forget(task_id)
+            assert await messages() == 0
+
+            assert await one.put(config("t", "a"), limit=5)
+            assert await one.put(config("u", "a"), limit=5)
+            await one.forget("t")  # retention
+            await one.delete("u", "a")  # the task's last config
+            assert await messages() == 2  # one marker each, nothing else
+            assert await marker_ttl("t") == await marker_ttl("u") == str(int(MARKER_TTL_S))
+            await two.wait_caught_up()  # the other node saw both removals
+            assert two.configs_for("t") == two.configs_for("u") == ()
