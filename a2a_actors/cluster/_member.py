@@ -51,7 +51,7 @@ from a2a_actors.cluster._push_configs import NatsPushConfigStore
 from a2a_actors.cluster._retention import run_retention
 from a2a_actors.protocol._models import Message, StreamResponse, Task
 from a2a_actors.protocol._requests import SendMessageRequest
-from a2a_actors.protocol._state import SETTLED_STATES, is_terminal
+from a2a_actors.protocol._state import is_terminal, settles
 from a2a_actors.runtime._fanout import Fanout, Subscription
 from a2a_actors.runtime._supervisor import Supervisor
 from a2a_actors.stores._base import StoredTask
@@ -125,7 +125,7 @@ class NodeRemote:
             if isinstance(answer, Message):
                 return answer
             async for logged in feed:
-                if logged.version > start and _settles(logged.event):
+                if logged.version > start and settles(logged.event):
                     break
         stored = await self._node.store.get(task_id)
         return stored.task if stored is not None else answer
@@ -171,18 +171,11 @@ class NodeRemote:
                 tg.cancel_scope.cancel()
 
 
-def _settles(event: StreamResponse) -> bool:
-    """Whether ``event`` leaves its task terminal or waiting for input."""
-    if event.status_update is not None:
-        return event.status_update.status.state in SETTLED_STATES
-    return event.task is not None and event.task.status.state in SETTLED_STATES
-
-
 async def _pump(feed: TaskFeed, fanout: Fanout, start: StoredTask) -> None:
     """Hand the log's events to a local fanout; a subscription ends as a local one does."""
     try:
         async for logged in feed:
-            final = _settles(logged.event)
+            final = settles(logged.event)
             fanout.publish(
                 logged.version,
                 logged.event,

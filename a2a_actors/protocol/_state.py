@@ -49,6 +49,7 @@ from a2a_actors.protocol._models import (
     JSONObject,
     Message,
     Role,
+    StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
@@ -67,6 +68,7 @@ __all__ = (
     "apply_history_length",
     "check_cancelable",
     "is_terminal",
+    "settles",
 )
 
 S = TaskState
@@ -94,6 +96,14 @@ TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
 def is_terminal(state: TaskState) -> bool:
     """Whether ``state`` is terminal (the task can never change again)."""
     return state in TERMINAL_STATES
+
+
+def settles(event: StreamResponse) -> bool:
+    """Whether ``event`` shows its task settled: terminal, or waiting for its client (a
+    stream of the task ends after it)."""
+    if event.status_update is not None:
+        return event.status_update.status.state in SETTLED_STATES
+    return event.task is not None and event.task.status.state in SETTLED_STATES
 
 
 def accepts_input(state: TaskState) -> bool:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from a2a_actors.protocol._models import StreamResponse
-from a2a_actors.protocol._state import SETTLED_STATES
+from a2a_actors.protocol._state import settles
 
-__all__ = ("EventStream", "Single", "UntilSettled", "settles")
+__all__ = ("EventStream", "Single", "UntilSettled")
 
 
 class EventStream(Protocol):
@@ -47,15 +47,6 @@ class EventStream(Protocol):
         ...
 
 
-def settles(event: StreamResponse) -> bool:
-    """Whether ``event`` shows its task in a settled state (terminal, or waiting for input)."""
-    task = event.task
-    status = task.status if task is not None else None
-    if status is None and event.status_update is not None:
-        status = event.status_update.status
-    return status is not None and status.state in SETTLED_STATES
-
-
 class Single:
     """A stream of one event (a Message, or a task's last snapshot), without versions."""
 
@@ -84,7 +75,8 @@ class Single:
 
 
 class UntilSettled:
-    """``events`` up to and including the first that settles its task (see :func:`settles`)."""
+    """``events`` up to and including the first that settles its task
+    (:func:`~a2a_actors.protocol._state.settles`)."""
 
     __slots__ = ("_ended", "_events")
 
