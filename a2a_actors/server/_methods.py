@@ -105,42 +105,30 @@ def _about_nothing(*_: Any) -> tuple[str, str]:
     return "", ""
 
 
-def _observed(name: str, about: Callable[..., tuple[str, str]]) -> Callable[[F], F]:
-    """The A2A method ``name``, run through the app's call observers when it has any;
-    ``about`` names the task it concerns from its request (:mod:`a2a_actors.server._calls`)."""
+def _observed(
+    name: str, about: Callable[..., tuple[str, str]], *, stream: bool = False
+) -> Callable[[F], F]:
+    """The A2A method ``name`` (one that opens a stream, with ``stream``), run through the
+    app's call observers when it has any; ``about`` names the task it concerns from its
+    request (:mod:`a2a_actors.server._calls`)."""
 
     def wrap(method: F) -> F:
-        # Not a coroutine itself: unobserved, the method's own awaitable is returned, with
-        # no frame of ours left in its await chain.
+        # Not a coroutine itself: unobserved, the method's own awaitable (or stream) is
+        # returned, with no frame of ours left in its await chain.
         @functools.wraps(method)
-        def unary(self: Methods, *args: Any) -> Any:
+        def observed(self: Methods, *args: Any) -> Any:
             calls = self.calls
             if calls is None:
                 return method(self, *args)
             *request, ctx = args
-            return calls.unary(
-                name, ctx, lambda observed: method(self, *request, observed), *about(*request)
-            )
+            observe = calls.stream if stream else calls.unary
 
-        return cast(F, unary)
+            def run(changed: CallContext) -> Any:  # the context as the observers changed it
+                return method(self, *request, changed)
 
-    return wrap
+            return observe(name, ctx, run, *about(*request))
 
-
-def _observed_stream(name: str, about: Callable[..., tuple[str, str]]) -> Callable[[F], F]:
-    """As :func:`_observed`, for a method that opens a stream."""
-
-    def wrap(method: F) -> F:
-        @functools.wraps(method)
-        def stream(self: Methods, request: Any, ctx: CallContext) -> Any:
-            calls = self.calls
-            if calls is None:
-                return method(self, request, ctx)
-            return calls.stream(
-                name, ctx, lambda observed: method(self, request, observed), *about(request)
-            )
-
-        return cast(F, stream)
+        return cast(F, observed)
 
     return wrap
 
@@ -337,7 +325,7 @@ class Methods:
             await registrar.forget()  # the provisional task was discarded: so is its config
         return result
 
-    @_observed_stream("SendStreamingMessage", _about_message)
+    @_observed("SendStreamingMessage", _about_message, stream=True)
     def stream_message(
         self, request: SendMessageRequest, ctx: CallContext
     ) -> AbstractAsyncContextManager[EventStream]:
@@ -406,7 +394,7 @@ class Methods:
             request.id, caller=ctx.caller, metadata=request.metadata
         )
 
-    @_observed_stream("SubscribeToTask", _about_task)
+    @_observed("SubscribeToTask", _about_task, stream=True)
     @asynccontextmanager
     async def subscribe(
         self, request: SubscribeToTaskRequest, ctx: CallContext
